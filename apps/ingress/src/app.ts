@@ -1,0 +1,53 @@
+import express from 'express';
+import type { NextFunction, Request, Response } from 'express';
+import type { Redis } from 'ioredis';
+import type { Logger } from '@pw/shared';
+import { RequestRejected, sendError } from './error-response.js';
+import type { IngressMetrics } from './metrics.js';
+import { webhookRoutes } from './webhook-routes.js';
+import type { WebhookRouteDeps } from './webhook-routes.js';
+
+export interface AppDeps extends WebhookRouteDeps {
+  /** Pinged by `/readyz`. */
+  redis: Pick<Redis, 'ping'>;
+  metrics: IngressMetrics;
+  log: Logger;
+}
+
+/** The ingress as an Express app, built from its dependencies; tests drive it without a port. */
+export function createApp(deps: AppDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    try {
+      await Promise.race([
+        deps.redis.ping(),
+        new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref()),
+      ]);
+      res.json({ status: 'ready' });
+    } catch {
+      res.status(503).json({ status: 'unavailable', reason: 'Redis is not reachable' });
+    }
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.setHeader('Content-Type', deps.metrics.registry.contentType);
+    res.send(await deps.metrics.registry.metrics());
+  });
+
+  app.use(webhookRoutes(deps));
+
+  app.use((_req, res) => {
+    sendError(res, new RequestRejected('not_found', 'No such endpoint'));
+  });
+  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    deps.log.error({ err: error }, 'unexpected error in the ingress');
+    if (res.headersSent) return;
+    sendError(res, new RequestRejected('internal_error', 'Internal error'));
+  });
+  return app;
+}

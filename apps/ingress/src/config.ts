@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import {
+  commonEnv,
+  envInt,
+  envPort,
+  isProduction,
+  loadConfig,
+  resolveSigning,
+  signingEnv,
+} from '@pw/shared';
+
+const ingressEnv = (production: boolean) =>
+  z
+    .object({
+      ...commonEnv,
+      ...signingEnv(production),
+      INGRESS_PORT: envPort(3000),
+      INGRESS_RATE_LIMIT: envInt(0),
+      MAX_BODY_BYTES: envInt(262_144, { min: 1 }),
+      DEDUP_WINDOW_SECONDS: envInt(604_800, { min: 1 }),
+      RECORD_TTL_SECONDS: envInt(604_800, { min: 1 }),
+    })
+    .transform((env) => ({
+      nodeEnv: env.NODE_ENV,
+      logLevel: env.LOG_LEVEL,
+      redisUrl: env.REDIS_URL,
+      queuePrefix: env.QUEUE_PREFIX,
+      shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
+      port: env.INGRESS_PORT,
+      rateLimitPerSecond: env.INGRESS_RATE_LIMIT,
+      maxBodyBytes: env.MAX_BODY_BYTES,
+      dedupWindowSeconds: env.DEDUP_WINDOW_SECONDS,
+      recordTtlSeconds: env.RECORD_TTL_SECONDS,
+      ...resolveSigning(env),
+    }));
+
+export type IngressConfig = z.output<ReturnType<typeof ingressEnv>>;
+
+/** The ingress settings from the environment, validated once; throws naming every problem. */
+export function loadIngressConfig(
+  env: Record<string, string | undefined>,
+): Readonly<IngressConfig> {
+  return loadConfig(ingressEnv(isProduction(env)), env);
+}

@@ -1,0 +1,81 @@
+// Composition root of the ingress: the only place that reads the environment and builds clients.
+import { once } from 'node:events';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { collectDefaultMetrics } from 'prom-client';
+import { ConfigError, createLogger, DEFAULT_RULES, QUEUE_NAMES } from '@pw/shared';
+import type { WebhookJobData } from '@pw/shared';
+import { createApp } from './app.js';
+import { loadIngressConfig } from './config.js';
+import { IngressMetrics } from './metrics.js';
+import { WebhookIntake } from './webhook-intake.js';
+
+function loadConfigOrExit() {
+  try {
+    return loadIngressConfig(process.env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`ingress: ${error.message}\n`);
+    process.exit(1);
+  }
+}
+
+const config = loadConfigOrExit();
+const log = createLogger({ name: 'ingress', level: config.logLevel });
+for (const warning of config.warnings) log.warn(warning);
+
+// Fail fast instead of queueing commands while Redis is away: the sender gets 503 and retries.
+const redis = new Redis(config.redisUrl, {
+  enableOfflineQueue: false,
+  commandTimeout: 2000,
+  maxRetriesPerRequest: 1,
+  connectionName: 'pw-ingress',
+});
+redis.on('error', (error) => log.warn({ err: error }, 'Redis connection error'));
+const queue = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, {
+  connection: redis,
+  prefix: config.queuePrefix,
+});
+queue.on('error', (error) => log.warn({ err: error }, 'queue error'));
+
+const metrics = new IngressMetrics();
+collectDefaultMetrics({ register: metrics.registry });
+const app = createApp({
+  intake: new WebhookIntake(queue, redis, config),
+  rules: { current: () => DEFAULT_RULES },
+  redis,
+  log,
+  metrics,
+  settings: config,
+});
+
+const server = app.listen(config.port, () => {
+  log.info({ port: config.port, redis: new URL(config.redisUrl).host }, 'ingress listening');
+});
+server.on('error', (error) => {
+  log.fatal({ err: error }, 'ingress cannot listen');
+  process.exit(1);
+});
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal, grace_ms: config.shutdownGraceMs }, 'stopping: answering requests in flight');
+  const force = setTimeout(() => {
+    log.warn('grace period over: closing the remaining connections');
+    server.closeAllConnections();
+  }, config.shutdownGraceMs);
+  force.unref();
+  const closed = once(server, 'close');
+  server.close();
+  server.closeIdleConnections();
+  await closed;
+  clearTimeout(force);
+  await queue.close().catch(() => undefined);
+  redis.disconnect();
+  log.info('stopped');
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

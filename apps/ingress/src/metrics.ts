@@ -1,0 +1,25 @@
+import { Counter, Histogram, Registry } from 'prom-client';
+
+/** The ingress's Prometheus metrics, on a registry of its own (tests get a fresh one each). */
+export class IngressMetrics {
+  readonly registry: Registry;
+  readonly received: Counter<'event_type' | 'outcome'>;
+  readonly ackSeconds: Histogram<'event_type' | 'outcome'>;
+
+  constructor(registry = new Registry()) {
+    this.registry = registry;
+    this.received = new Counter({
+      name: 'webhooks_received_total',
+      help: 'Webhook requests by event type and outcome (accepted, duplicate, or the error code)',
+      labelNames: ['event_type', 'outcome'],
+      registers: [registry],
+    });
+    this.ackSeconds = new Histogram({
+      name: 'webhook_response_seconds',
+      help: 'Time from request to answer, by event type and outcome',
+      labelNames: ['event_type', 'outcome'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    });
+  }
+}

@@ -1,0 +1,162 @@
+import express from 'express';
+import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
+import { rateLimit } from 'express-rate-limit';
+import { EVENT_REGISTRY, PwError, selectActions } from '@pw/shared';
+import type { EventDefinition, Logger, RoutingRule } from '@pw/shared';
+import { RequestRejected, sendError } from './error-response.js';
+import type { IngressMetrics } from './metrics.js';
+import { parseWebhook } from './parse-webhook.js';
+import type { ParseSettings } from './parse-webhook.js';
+import type { AcceptedWebhook, IncomingWebhook } from './webhook-intake.js';
+
+/** Where the routing rules come from; a fixed list now, live rules later. */
+export interface RulesSource {
+  current(): readonly RoutingRule[];
+}
+
+export interface WebhookRouteSettings extends ParseSettings {
+  maxBodyBytes: number;
+  /** Accepted requests per second per sender address; 0 turns the limit off. */
+  rateLimitPerSecond: number;
+  /** The longest a request waits for Redis before it gets 503. @defaultValue 3000 */
+  enqueueTimeoutMs?: number;
+}
+
+export interface WebhookRouteDeps {
+  intake: { accept(incoming: IncomingWebhook): Promise<AcceptedWebhook> };
+  rules: RulesSource;
+  log: Logger;
+  metrics: IngressMetrics;
+  settings: WebhookRouteSettings;
+}
+
+/** 415 unless the body is declared `application/json` (UTF-8, the only charset JSON allows). */
+const requireJson: RequestHandler = (req, res, next) => {
+  const charset = /;\s*charset="?([^";]+)/i.exec(req.headers['content-type'] ?? '')?.[1];
+  if (!req.is('application/json') || (charset && !/^utf-?8$/i.test(charset))) {
+    sendError(
+      res,
+      new RequestRejected('unsupported_media_type', 'Content-Type must be application/json'),
+    );
+    return;
+  }
+  next();
+};
+
+/** Maps the body reader's errors to the contract's codes. */
+function bodyErrors(error: unknown, _req: Request, res: Response, next: NextFunction): void {
+  const type = (error as { type?: string }).type;
+  if (type === 'entity.too.large') {
+    sendError(res, new RequestRejected('payload_too_large', 'The body is larger than the limit'));
+  } else if (type === 'encoding.unsupported') {
+    sendError(res, new RequestRejected('unsupported_media_type', 'Unsupported Content-Encoding'));
+  } else if (type !== undefined && (error as { status?: number }).status! < 500) {
+    sendError(res, new RequestRejected('invalid_json', 'The body could not be read'));
+  } else {
+    next(error);
+  }
+}
+
+/** Counts and times every answer by event type and outcome. */
+function measure(metrics: IngressMetrics, eventType: string): RequestHandler {
+  return (_req, res, next) => {
+    const stop = metrics.ackSeconds.startTimer({ event_type: eventType });
+    res.on('finish', () => {
+      const outcome = String(res.locals.outcome ?? res.statusCode);
+      metrics.received.inc({ event_type: eventType, outcome });
+      stop({ outcome });
+    });
+    next();
+  };
+}
+
+function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new PwError('unavailable', `no answer from Redis in ${ms} ms`)),
+      ms,
+    );
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+function receive(definition: EventDefinition, deps: WebhookRouteDeps): RequestHandler {
+  const { intake, rules, log, settings } = deps;
+  const timeoutMs = settings.enqueueTimeoutMs ?? 3000;
+  return async (req, res) => {
+    let parsed;
+    try {
+      parsed = parseWebhook(req.body as Buffer, definition, settings);
+    } catch (error) {
+      if (!(error instanceof RequestRejected)) throw error;
+      log.info({ event_type: definition.type, code: error.code }, 'webhook rejected');
+      sendError(res, error);
+      return;
+    }
+    const actions = selectActions(definition.type, parsed.event, rules.current());
+    try {
+      const { ack, duplicate } = await withDeadline(
+        intake.accept({ eventType: definition.type, actions, ...parsed }),
+        timeoutMs,
+      );
+      res.locals.outcome = duplicate ? 'duplicate' : 'accepted';
+      log.info(
+        {
+          webhook_id: ack.webhook_id,
+          event_type: definition.type,
+          entity_id: parsed.entityId,
+          duplicate,
+        },
+        duplicate ? 'duplicate delivery answered with the first ack' : 'webhook accepted',
+      );
+      res.status(200).json(ack);
+    } catch (error) {
+      log.error({ err: error, event_type: definition.type }, 'webhook not enqueued: answering 503');
+      sendError(
+        res,
+        new RequestRejected('unavailable', 'The queue cannot accept the webhook now; retry later'),
+      );
+    }
+  };
+}
+
+/** The three webhook endpoints, each: rate limit, 415, 413/400 while reading, then the checks. */
+export function webhookRoutes(deps: WebhookRouteDeps): Router {
+  const router = express.Router();
+  const { settings, metrics } = deps;
+  const limiter: RequestHandler[] =
+    settings.rateLimitPerSecond > 0
+      ? [
+          rateLimit({
+            windowMs: 1000,
+            limit: settings.rateLimitPerSecond,
+            standardHeaders: 'draft-6',
+            legacyHeaders: false,
+            validate: { xForwardedForHeader: false },
+            handler: (_req, res) =>
+              sendError(
+                res,
+                new RequestRejected('rate_limited', 'Too many requests from this sender'),
+              ),
+          }),
+        ]
+      : [];
+  const readBody = express.raw({ type: () => true, limit: settings.maxBodyBytes });
+  for (const definition of Object.values(EVENT_REGISTRY)) {
+    router.post(
+      definition.path,
+      measure(metrics, definition.type),
+      ...limiter,
+      requireJson,
+      readBody,
+      bodyErrors,
+      receive(definition, deps),
+    );
+    router.all(definition.path, (_req, res) => {
+      res.setHeader('Allow', 'POST');
+      sendError(res, new RequestRejected('method_not_allowed', 'Use POST'));
+    });
+  }
+  return router;
+}

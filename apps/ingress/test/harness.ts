@@ -1,0 +1,90 @@
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { createLogger, DEFAULT_RULES, QUEUE_NAMES } from '@pw/shared';
+import type { RoutingRule, WebhookJobData } from '@pw/shared';
+import {
+  deleteKeys,
+  ROTATED_SECRET,
+  TEST_SECRET,
+  testRedisUrl,
+  uniquePrefix,
+} from '@pw/test-utils';
+import { createApp } from '../src/app.js';
+import { IngressMetrics } from '../src/metrics.js';
+import { WebhookIntake } from '../src/webhook-intake.js';
+import type { WebhookRouteSettings } from '../src/webhook-routes.js';
+
+export interface Harness {
+  app: ReturnType<typeof createApp>;
+  queue: Queue<WebhookJobData>;
+  /** The ingress's own Redis client. */
+  redis: Redis;
+  /** A separate client for assertions. */
+  inspect: Redis;
+  prefix: string;
+  metrics: IngressMetrics;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  redisUrl?: string;
+  settings?: Partial<WebhookRouteSettings>;
+  rules?: readonly RoutingRule[];
+}
+
+/** The real ingress app on a queue prefix of its own, backed by a real Redis. */
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const url = options.redisUrl ?? testRedisUrl();
+  const prefix = uniquePrefix();
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    commandTimeout: 2000,
+    maxRetriesPerRequest: 1,
+  });
+  redis.on('error', () => undefined);
+  const queue = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, { connection: redis, prefix });
+  queue.on('error', () => undefined);
+  await queue.waitUntilReady();
+  const inspect = new Redis(url, { maxRetriesPerRequest: 1 });
+  inspect.on('error', () => undefined);
+  const metrics = new IngressMetrics();
+  const settings: WebhookRouteSettings = {
+    webhookSecrets: [TEST_SECRET, ROTATED_SECRET],
+    signatureMode: 'required',
+    maxBodyBytes: 262_144,
+    rateLimitPerSecond: 0,
+    ...options.settings,
+  };
+  const app = createApp({
+    intake: new WebhookIntake(queue, redis, {
+      queuePrefix: prefix,
+      dedupWindowSeconds: 604_800,
+      recordTtlSeconds: 604_800,
+    }),
+    rules: { current: () => options.rules ?? DEFAULT_RULES },
+    redis,
+    log: createLogger({ name: 'ingress-test', level: 'silent' }),
+    metrics,
+    settings,
+  });
+  return {
+    app,
+    queue,
+    redis,
+    inspect,
+    prefix,
+    metrics,
+    async close() {
+      await deleteKeys(inspect, prefix).catch(() => undefined);
+      await queue.close().catch(() => undefined);
+      redis.disconnect();
+      inspect.disconnect();
+    },
+  };
+}
+
+/** Jobs in the webhooks queue, whatever their state. */
+export async function jobCount(harness: Harness): Promise<number> {
+  const counts = await harness.queue.getJobCounts();
+  return Object.values(counts).reduce((sum, n) => sum + n, 0);
+}

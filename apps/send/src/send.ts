@@ -1,0 +1,80 @@
+import { parseArgs } from 'node:util';
+import { EVENT_KINDS, eventDefinitionByKind, sampleEvent, signEvent } from '@pw/shared';
+import type { EventKind } from '@pw/shared';
+
+export const USAGE =
+  'usage: npm run send -- <quote|contract|sales> [--status S] [--url U] [--count N] [--wait]';
+
+export interface SendOptions {
+  kind: EventKind;
+  status?: string;
+  /** The ingress base address (`http://host:port`) or a full endpoint address. */
+  url: string;
+  count: number;
+  wait: boolean;
+}
+
+/** Reads the command line; throws an Error whose message is meant for the user. */
+export function parseSendArgs(argv: readonly string[], defaultBaseUrl: string): SendOptions {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      status: { type: 'string' },
+      url: { type: 'string' },
+      count: { type: 'string', default: '1' },
+      wait: { type: 'boolean', default: false },
+    },
+  });
+  const kind = positionals[0];
+  if (positionals.length !== 1 || !EVENT_KINDS.includes(kind as EventKind)) {
+    throw new Error(USAGE);
+  }
+  const count = Number(values.count);
+  if (!Number.isInteger(count) || count < 1)
+    throw new Error('--count must be a whole number of at least 1');
+  return {
+    kind: kind as EventKind,
+    status: values.status,
+    url: values.url ?? defaultBaseUrl,
+    count,
+    wait: values.wait,
+  };
+}
+
+/** The endpoint to post to: `url` itself when it names a path, else the kind's endpoint under it. */
+export function endpointFor(url: string, kind: EventKind): string {
+  const parsed = new URL(url);
+  if (parsed.pathname === '/' || parsed.pathname === '') {
+    return new URL(eventDefinitionByKind(kind).path, parsed).toString();
+  }
+  return parsed.toString();
+}
+
+export interface SendResult {
+  status: number;
+  body: unknown;
+}
+
+/** Builds `count` distinct sample events, signs each canonically with `secret`, posts them in order. */
+export async function sendEvents(options: SendOptions, secret: string): Promise<SendResult[]> {
+  const endpoint = endpointFor(options.url, options.kind);
+  const results: SendResult[] = [];
+  for (let i = 0; i < options.count; i++) {
+    const event = signEvent(sampleEvent(options.kind, { status: options.status }), secret);
+    const response = await fetch(endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(event),
+    });
+    const text = await response.text();
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // Not JSON (a proxy's error page, say): print it as text.
+    }
+    results.push({ status: response.status, body });
+  }
+  return results;
+}

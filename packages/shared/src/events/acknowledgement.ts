@@ -1,0 +1,22 @@
+import { z } from 'zod';
+import { ACTION_NAMES } from './registry.js';
+
+/** The body of a 200 answer: the same for the first delivery and every duplicate of it. */
+export const acknowledgementSchema = z.object({
+  received: z.literal(true),
+  processed_at: z.iso.datetime(),
+  webhook_id: z.string().regex(/^wh_[A-Za-z0-9_-]{20,}$/),
+  actions_triggered: z.array(z.enum(ACTION_NAMES)),
+});
+export type Acknowledgement = z.infer<typeof acknowledgementSchema>;
+
+/** The body of every refusal. */
+export const errorBodySchema = z.object({
+  received: z.literal(false),
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    details: z.array(z.object({ path: z.string(), message: z.string() })),
+  }),
+});
+export type ErrorBody = z.infer<typeof errorBodySchema>;

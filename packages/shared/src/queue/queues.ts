@@ -1,0 +1,41 @@
+import type { JobsOptions } from 'bullmq';
+
+/** Queue names, one place: the ingress adds to `webhooks`, the worker fans out to `actions`. */
+export const QUEUE_NAMES = {
+  webhooks: 'webhooks',
+  actions: 'actions',
+} as const;
+
+/** Redis keys the system owns besides BullMQ's, all under the queue prefix (hash tag safe). */
+export const keys = {
+  /** Deduplication record of one event, by the SHA-256 of its canonical JSON. */
+  dedup: (prefix: string, digest: string) => `${prefix}:dedup:${digest}`,
+};
+
+/** What the ingress puts on the `webhooks` queue for each accepted event. */
+export interface WebhookJobData {
+  webhook_id: string;
+  event_type: string;
+  entity_id: string;
+  /** ISO time the ingress accepted the event (the ack's `processed_at`). */
+  received_at: string;
+  actions: string[];
+  /** The event as received, without `signature`. */
+  event: Record<string, unknown>;
+}
+
+export interface RetentionSettings {
+  /** Seconds finished jobs are kept (`RECORD_TTL_SECONDS`). */
+  recordTtlSeconds: number;
+}
+
+/** Job options of a `webhooks` job; its id is the webhook id, so adding it twice adds it once. */
+export function webhookJobOptions(webhookId: string, retention: RetentionSettings): JobsOptions {
+  return {
+    jobId: webhookId,
+    attempts: 5,
+    backoff: { type: 'exponential', delay: 500 },
+    removeOnComplete: { age: retention.recordTtlSeconds },
+    removeOnFail: { age: retention.recordTtlSeconds },
+  };
+}

@@ -1,0 +1,42 @@
+import { existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { PrivateRedis } from './redis-server.js';
+import './test-redis.js';
+
+const onPath = (binary: string) =>
+  (process.env.PATH ?? '').split(delimiter).some((dir) => existsSync(join(dir, binary)));
+
+const dockerReachable = () =>
+  Boolean(process.env.DOCKER_HOST) || existsSync('/var/run/docker.sock');
+
+/**
+ * Gives every test run a Redis: `REDIS_URL` when set, else a testcontainers Redis when a Docker
+ * engine answers, else a private `redis-server` from the PATH; with none of these, one clear line.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const fromEnv = process.env.REDIS_URL;
+  if (fromEnv) {
+    project.provide('redisUrl', fromEnv);
+    return async () => {};
+  }
+  if (dockerReachable()) {
+    const { GenericContainer, Wait } = await import('testcontainers');
+    const container = await new GenericContainer('redis:7-alpine')
+      .withExposedPorts(6379)
+      .withWaitStrategy(Wait.forLogMessage('Ready to accept connections'))
+      .start();
+    project.provide('redisUrl', `redis://${container.getHost()}:${container.getMappedPort(6379)}`);
+    return async () => {
+      await container.stop();
+    };
+  }
+  if (onPath('redis-server')) {
+    const redis = await PrivateRedis.start();
+    project.provide('redisUrl', redis.url);
+    return () => redis.destroy();
+  }
+  throw new Error(
+    'No Redis for the tests: set REDIS_URL, start a Docker engine, or put redis-server on the PATH.',
+  );
+}

@@ -1,0 +1,3 @@
+export * from './redis-server.js';
+export * from './test-redis.js';
+export * from './fixtures.js';

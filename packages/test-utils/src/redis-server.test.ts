@@ -1,0 +1,23 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { PrivateRedis } from './redis-server.js';
+
+describe('PrivateRedis', () => {
+  let redis: PrivateRedis | undefined;
+  afterAll(async () => {
+    await redis?.destroy();
+  });
+
+  it('starts, stops and starts again on the same port, keeping data with the append-only file', async () => {
+    redis = await PrivateRedis.start({ appendOnly: true });
+    const client = redis.client();
+    client.on('error', () => undefined);
+    await client.set('kept', 'yes');
+    await redis.stop();
+    await expect(client.ping()).rejects.toThrow();
+    await redis.resume();
+    const again = redis.client();
+    expect(await again.get('kept')).toBe('yes');
+    client.disconnect();
+    again.disconnect();
+  });
+});

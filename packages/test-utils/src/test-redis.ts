@@ -1,0 +1,39 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { inject } from 'vitest';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    redisUrl: string;
+  }
+}
+
+/** The Redis the global setup chose for this run. */
+export const testRedisUrl = (): string => inject('redisUrl');
+
+/** A queue prefix of the test's own, so tests never see each other's keys. */
+export const uniquePrefix = (): string => `pwtest-${randomBytes(6).toString('hex')}`;
+
+/** Deletes every key under `prefix` (the test's own queues and records). */
+export async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+    cursor = next;
+    if (found.length > 0) await redis.del(...found);
+  } while (cursor !== '0');
+}
+
+/** Keys under `prefix` matching `pattern` (a glob after the prefix). */
+export async function keysUnder(redis: Redis, prefix: string, pattern = '*'): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}:${pattern}`, 'COUNT', 500);
+    cursor = next;
+    found.push(...batch);
+  } while (cursor !== '0');
+  return found;
+}
+
+export const newTestRedis = (): Redis => new Redis(testRedisUrl(), { maxRetriesPerRequest: 1 });
