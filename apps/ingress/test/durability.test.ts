@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -45,7 +44,8 @@ describe('when Redis goes away', () => {
     expect(errorBodySchema.parse(down.body).error.code).toBe('unavailable');
     expect((await request(harness.app).get('/readyz')).status).toBe(503);
 
-    const ready = once(harness.redis, 'ready');
+    // Not events.once: it would reject on the connection errors logged while Redis is down.
+    const ready = new Promise((resolve) => harness.redis.once('ready', resolve));
     await redis.resume();
     await ready;
     const up = await post(signedEvent('quote'));
