@@ -1,12 +1,9 @@
-import { spawn } from 'node:child_process';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acknowledgementSchema, QUEUE_NAMES } from '@pw/shared';
 import type { WebhookJobData } from '@pw/shared';
 import {
+  ChildRun,
   deleteKeys,
   freePort,
   newTestRedis,
@@ -15,51 +12,11 @@ import {
   uniquePrefix,
 } from '@pw/test-utils';
 
-const root = fileURLToPath(new URL('../../../', import.meta.url));
-const tsx = `${root}node_modules/.bin/tsx`;
 const prefix = uniquePrefix();
-
-function run(args: string[], env: Record<string, string>) {
-  return spawn(args[0]!, args.slice(1), { cwd: root, env: { ...process.env, ...env } });
-}
-
-async function finished(child: ChildProcessWithoutNullStreams) {
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout, stderr };
-}
-
-/** Collects the process's output; `printed(text)` resolves once `text` has appeared. */
-function capture(child: ChildProcessWithoutNullStreams) {
-  let output = '';
-  const waiting: { text: string; resolve: () => void }[] = [];
-  const onData = (chunk: Buffer) => {
-    output += chunk.toString();
-    for (const wait of waiting.filter((w) => output.includes(w.text))) wait.resolve();
-  };
-  child.stdout.on('data', onData);
-  child.stderr.on('data', onData);
-  return {
-    get output() {
-      return output;
-    },
-    printed(text: string) {
-      if (output.includes(text)) return Promise.resolve();
-      return new Promise<void>((resolve, reject) => {
-        waiting.push({ text, resolve });
-        child.once('exit', () => reject(new Error(`exited without printing ${text}:\n${output}`)));
-      });
-    },
-  };
-}
 
 describe('the ingress process, as `npm start` runs it', () => {
   let port: number;
-  let ingress: ChildProcessWithoutNullStreams;
-  let logs: ReturnType<typeof capture>;
+  let ingress: ChildRun;
   const env = () => ({
     REDIS_URL: testRedisUrl(),
     QUEUE_PREFIX: prefix,
@@ -70,19 +27,18 @@ describe('the ingress process, as `npm start` runs it', () => {
 
   beforeAll(async () => {
     port = await freePort();
-    ingress = run([tsx, 'apps/ingress/src/main.ts'], env());
-    logs = capture(ingress);
-    await logs.printed('ingress listening');
+    ingress = ChildRun.tsx('apps/ingress/src/main.ts', env());
+    await ingress.printed('ingress listening');
   });
   afterAll(async () => {
-    if (ingress.exitCode === null) ingress.kill('SIGKILL');
+    await ingress.stop('SIGKILL');
     const redis = newTestRedis();
     await deleteKeys(redis, prefix);
     redis.disconnect();
   });
 
   it('`npm run send -- quote --status approved --count 2` prints two acks, enqueued in Redis', async () => {
-    const send = run(
+    const send = ChildRun.start(
       [
         'npm',
         'run',
@@ -99,12 +55,10 @@ describe('the ingress process, as `npm start` runs it', () => {
       ],
       env(),
     );
-    const { code, stdout, stderr } = await finished(send);
-    expect(stderr.replace(/npm warn.*\n/g, '')).toBe('');
-    expect(code).toBe(0);
-    const acks = stdout
-      .trim()
+    expect(await send.exited).toBe(0);
+    const acks = send.output
       .split('\n')
+      .filter((line) => line.startsWith('{'))
       .map((line) => acknowledgementSchema.parse(JSON.parse(line)));
     expect(acks).toHaveLength(2);
     expect(acks[0]!.actions_triggered).toEqual([
@@ -123,30 +77,27 @@ describe('the ingress process, as `npm start` runs it', () => {
   });
 
   it('logs each acceptance, and no secret and no signature', async () => {
-    await logs.printed('webhook accepted');
-    expect(logs.output).not.toContain(TEST_SECRET);
-    expect(logs.output).not.toContain('older-secret');
-    expect(logs.output).not.toMatch(/sha256=[0-9a-f]{64}/);
+    await ingress.printed('webhook accepted');
+    expect(ingress.output).not.toContain(TEST_SECRET);
+    expect(ingress.output).not.toContain('older-secret');
+    expect(ingress.output).not.toMatch(/sha256=[0-9a-f]{64}/);
   });
 
   it('stops on SIGTERM with exit code 0', async () => {
-    const exited = once(ingress, 'exit');
-    ingress.kill('SIGTERM');
-    const [code] = (await exited) as [number | null];
-    expect(code).toBe(0);
+    expect(await ingress.stop('SIGTERM')).toBe(0);
+    expect(ingress.output).toContain('stopped');
   });
 
   it('refuses to start in production without WEBHOOK_SECRETS, listing every problem', async () => {
-    const bad = run([tsx, 'apps/ingress/src/main.ts'], {
+    const bad = ChildRun.tsx('apps/ingress/src/main.ts', {
       ...env(),
       NODE_ENV: 'production',
       WEBHOOK_SECRETS: '',
       INGRESS_PORT: 'eighty',
     });
-    const { code, stderr } = await finished(bad);
-    expect(code).toBe(1);
-    expect(stderr).toContain('WEBHOOK_SECRETS');
-    expect(stderr).toContain('INGRESS_PORT');
-    expect(stderr.trim().split('\n')[0]).toBe('ingress: Invalid configuration:');
+    expect(await bad.exited).toBe(1);
+    expect(bad.output).toContain('WEBHOOK_SECRETS');
+    expect(bad.output).toContain('INGRESS_PORT');
+    expect(bad.output.trim().split('\n')[0]).toBe('ingress: Invalid configuration:');
   });
 });

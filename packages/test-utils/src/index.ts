@@ -1,3 +1,4 @@
 export * from './redis-server.js';
 export * from './test-redis.js';
 export * from './fixtures.js';
+export * from './child-process.js';
