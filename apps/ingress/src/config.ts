@@ -1,15 +1,19 @@
 import { z } from 'zod';
 import {
   commonEnv,
+  effectiveRules,
   envInt,
+  envOptionalString,
   envPort,
   isProduction,
   loadConfig,
+  readActionsConfig,
   resolveSigning,
   signingEnv,
 } from '@pw/shared';
+import type { ActionsConfig } from '@pw/shared';
 
-const ingressEnv = (production: boolean) =>
+const ingressEnv = (production: boolean, actions: ActionsConfig) =>
   z
     .object({
       ...commonEnv,
@@ -19,6 +23,7 @@ const ingressEnv = (production: boolean) =>
       MAX_BODY_BYTES: envInt(262_144, { min: 1 }),
       DEDUP_WINDOW_SECONDS: envInt(604_800, { min: 1 }),
       RECORD_TTL_SECONDS: envInt(604_800, { min: 1 }),
+      ACTIONS_CONFIG: envOptionalString(),
     })
     .transform((env) => ({
       nodeEnv: env.NODE_ENV,
@@ -32,6 +37,8 @@ const ingressEnv = (production: boolean) =>
       dedupWindowSeconds: env.DEDUP_WINDOW_SECONDS,
       recordTtlSeconds: env.RECORD_TTL_SECONDS,
       ...resolveSigning(env),
+      /** Routing rules from `ACTIONS_CONFIG`, else the built-in ones. */
+      rules: effectiveRules(actions),
     }));
 
 export type IngressConfig = z.output<ReturnType<typeof ingressEnv>>;
@@ -40,5 +47,6 @@ export type IngressConfig = z.output<ReturnType<typeof ingressEnv>>;
 export function loadIngressConfig(
   env: Record<string, string | undefined>,
 ): Readonly<IngressConfig> {
-  return loadConfig(ingressEnv(isProduction(env)), env);
+  const actions = readActionsConfig(env.ACTIONS_CONFIG || undefined);
+  return loadConfig(ingressEnv(isProduction(env), actions.config), env, actions.problems);
 }

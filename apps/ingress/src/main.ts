@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { collectDefaultMetrics } from 'prom-client';
-import { ConfigError, createLogger, DEFAULT_RULES, QUEUE_NAMES } from '@pw/shared';
+import { ConfigError, createLogger, QUEUE_NAMES } from '@pw/shared';
 import type { WebhookJobData } from '@pw/shared';
 import { createApp } from './app.js';
 import { loadIngressConfig } from './config.js';
@@ -42,7 +42,7 @@ const metrics = new IngressMetrics();
 collectDefaultMetrics({ register: metrics.registry });
 const app = createApp({
   intake: new WebhookIntake(queue, redis, config),
-  rules: { current: () => DEFAULT_RULES },
+  rules: { current: () => config.rules },
   redis,
   log,
   metrics,

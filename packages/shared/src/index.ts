@@ -12,3 +12,6 @@ export * from './events/samples.js';
 export * from './signing/signature.js';
 export * from './queue/queues.js';
 export * from './rules/routing-rules.js';
+export * from './auth/token-manager.js';
+export * from './outcomes/outcome-store.js';
+export * from './actions/actions-config.js';

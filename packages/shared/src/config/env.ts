@@ -95,18 +95,22 @@ export class ConfigError extends PwError {
   }
 }
 
-/** Parses the environment once and freezes the result; throws a ConfigError naming every problem. */
+/**
+ * Parses the environment once and freezes the result; throws a ConfigError naming every problem,
+ * `otherProblems` (found in files the environment points at) included.
+ */
 export function loadConfig<S extends z.ZodType>(
   schema: S,
   env: Record<string, string | undefined>,
+  otherProblems: readonly string[] = [],
 ): Readonly<z.output<S>> {
   const result = schema.safeParse(env);
-  if (!result.success) {
-    throw new ConfigError(
-      result.error.issues.map(
+  const problems = result.success
+    ? []
+    : result.error.issues.map(
         (issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`,
-      ),
-    );
-  }
+      );
+  problems.push(...otherProblems);
+  if (!result.success || problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(result.data);
 }

@@ -1,0 +1,216 @@
+import type { Redis } from 'ioredis';
+import type { Queue } from 'bullmq';
+import type { WebhookJobData } from '../queue/queues.js';
+
+export const ACTION_STATES = ['waiting', 'active', 'retrying', 'completed', 'failed'] as const;
+export type ActionState = (typeof ACTION_STATES)[number];
+export type WebhookState = 'queued' | 'processing' | 'completed' | 'failed';
+
+export interface ActionOutcome {
+  name: string;
+  state: ActionState;
+  /** Every call made for the action, replays included. */
+  attempts: number;
+  last_error: string | null;
+  completed_at: string | null;
+}
+
+/** What happened to one webhook: the dashboard's `GET /api/webhooks/:id` and `send --wait`. */
+export interface WebhookOutcome {
+  webhook_id: string;
+  event_type: string;
+  entity_id: string;
+  received_at: string;
+  state: WebhookState;
+  actions: ActionOutcome[];
+}
+
+export interface OutcomeStoreSettings {
+  queuePrefix: string;
+  /** Seconds a record is kept after its last change (`RECORD_TTL_SECONDS`). */
+  recordTtlSeconds: number;
+}
+
+/** The webhook state follows from its actions' states. */
+export function webhookState(actions: readonly ActionOutcome[]): WebhookState {
+  if (actions.some((action) => action.state === 'failed')) return 'failed';
+  if (actions.every((action) => action.state === 'completed')) return 'completed';
+  if (actions.some((action) => action.state !== 'waiting')) return 'processing';
+  return 'queued';
+}
+
+/** True once every action has completed or failed for good. */
+export const isFinished = (outcome: WebhookOutcome): boolean =>
+  outcome.actions.every((action) => action.state === 'completed' || action.state === 'failed');
+
+/**
+ * Per-webhook outcome records in Redis: one hash per webhook, fields per action, kept
+ * `RECORD_TTL_SECONDS`. Every change is announced on a channel so readers can await it.
+ */
+export class OutcomeStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly settings: OutcomeStoreSettings,
+  ) {}
+
+  private key(webhookId: string): string {
+    return `${this.settings.queuePrefix}:outcome:${webhookId}`;
+  }
+
+  /** The channel that carries the id of every webhook whose record changed. */
+  get channel(): string {
+    return `${this.settings.queuePrefix}:outcome-changes`;
+  }
+
+  /** Creates the record when the worker takes the webhook in; every action starts `waiting`. */
+  async open(job: WebhookJobData): Promise<void> {
+    const fields: Record<string, string> = {
+      webhook_id: job.webhook_id,
+      event_type: job.event_type,
+      entity_id: job.entity_id,
+      received_at: job.received_at,
+      actions: JSON.stringify(job.actions),
+    };
+    const key = this.key(job.webhook_id);
+    const multi = this.redis.multi().hset(key, fields);
+    for (const action of job.actions) multi.hsetnx(key, `${action}:state`, 'waiting');
+    await multi
+      .expire(key, this.settings.recordTtlSeconds)
+      .publish(this.channel, job.webhook_id)
+      .exec();
+  }
+
+  /** A call for `action` is starting: counts the attempt. */
+  async started(webhookId: string, action: string): Promise<void> {
+    await this.change(webhookId, action, { state: 'active' }, 1);
+  }
+
+  /** The action ended: completed, retrying (attempts left) or failed for good. */
+  async settled(
+    webhookId: string,
+    action: string,
+    state: 'completed' | 'retrying' | 'failed',
+    error?: string,
+  ): Promise<void> {
+    const fields: Record<string, string> = { state };
+    if (state === 'completed') fields.completed_at = new Date().toISOString();
+    if (error !== undefined) fields.last_error = error;
+    await this.change(webhookId, action, fields, 0);
+  }
+
+  /** An operator replays a failed action: back to waiting. */
+  async requeued(webhookId: string, action: string): Promise<void> {
+    await this.change(webhookId, action, { state: 'waiting' }, 0);
+  }
+
+  private async change(
+    webhookId: string,
+    action: string,
+    fields: Record<string, string>,
+    attempts: number,
+  ) {
+    const key = this.key(webhookId);
+    const prefixed = Object.fromEntries(
+      Object.entries(fields).map(([name, value]) => [`${action}:${name}`, value]),
+    );
+    const multi = this.redis.multi().hset(key, prefixed);
+    if (attempts) multi.hincrby(key, `${action}:attempts`, attempts);
+    await multi.expire(key, this.settings.recordTtlSeconds).publish(this.channel, webhookId).exec();
+  }
+
+  /**
+   * The outcome of a webhook; before the worker has taken it in, built from the queued job
+   * (`queued`, every action waiting). `null` when unknown.
+   */
+  async get(
+    webhookId: string,
+    webhooksQueue?: Queue<WebhookJobData>,
+  ): Promise<WebhookOutcome | null> {
+    const record = await this.redis.hgetall(this.key(webhookId));
+    if (record.webhook_id) return fromRecord(record);
+    const job = await webhooksQueue?.getJob(webhookId);
+    if (!job) return null;
+    const actions = job.data.actions.map((name) => ({
+      name,
+      state: 'waiting' as const,
+      attempts: 0,
+      last_error: null,
+      completed_at: null,
+    }));
+    return {
+      webhook_id: job.data.webhook_id,
+      event_type: job.data.event_type,
+      entity_id: job.data.entity_id,
+      received_at: job.data.received_at,
+      state: webhookState(actions),
+      actions,
+    };
+  }
+
+  /**
+   * Resolves with the outcome once every action has finished (completed or failed for good),
+   * listening on the change channel; `subscriber` must be a connection of its own.
+   */
+  waitUntilFinished(
+    webhookId: string,
+    subscriber: Redis,
+    options: { timeoutMs: number; webhooksQueue?: Queue<WebhookJobData> },
+  ): Promise<WebhookOutcome> {
+    return this.waitUntil(webhookId, subscriber, isFinished, options);
+  }
+
+  /** Resolves with the outcome as soon as `condition` holds for it, re-reading on each change. */
+  async waitUntil(
+    webhookId: string,
+    subscriber: Redis,
+    condition: (outcome: WebhookOutcome) => boolean,
+    options: { timeoutMs: number; webhooksQueue?: Queue<WebhookJobData> },
+  ): Promise<WebhookOutcome> {
+    let wake: () => void = () => undefined;
+    const onMessage = (_channel: string, id: string) => id === webhookId && wake();
+    subscriber.on('message', onMessage);
+    await subscriber.subscribe(this.channel);
+    const deadline = Date.now() + options.timeoutMs;
+    try {
+      for (;;) {
+        const changed = new Promise<void>((resolve) => (wake = resolve));
+        const outcome = await this.get(webhookId, options.webhooksQueue);
+        if (outcome && condition(outcome)) return outcome;
+        const left = deadline - Date.now();
+        if (left <= 0) {
+          throw new Error(
+            `webhook ${webhookId} not as awaited after ${options.timeoutMs} ms: ${JSON.stringify(outcome)}`,
+          );
+        }
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          changed,
+          new Promise((resolve) => (timer = setTimeout(resolve, left))),
+        ]);
+        clearTimeout(timer);
+      }
+    } finally {
+      subscriber.off('message', onMessage);
+      await subscriber.unsubscribe(this.channel);
+    }
+  }
+}
+
+function fromRecord(record: Record<string, string>): WebhookOutcome {
+  const names = JSON.parse(record.actions ?? '[]') as string[];
+  const actions = names.map((name): ActionOutcome => ({
+    name,
+    state: (record[`${name}:state`] as ActionState | undefined) ?? 'waiting',
+    attempts: Number(record[`${name}:attempts`] ?? 0),
+    last_error: record[`${name}:last_error`] ?? null,
+    completed_at: record[`${name}:completed_at`] ?? null,
+  }));
+  return {
+    webhook_id: record.webhook_id ?? '',
+    event_type: record.event_type ?? '',
+    entity_id: record.entity_id ?? '',
+    received_at: record.received_at ?? '',
+    state: webhookState(actions),
+    actions,
+  };
+}
