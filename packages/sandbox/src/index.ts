@@ -1,0 +1,3 @@
+export * from './identity-provider.js';
+export * from './partner-api.js';
+export * from './sandbox.js';

@@ -1,0 +1,261 @@
+import { EventEmitter, once } from 'node:events';
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface RecordedCall {
+  method: string;
+  path: string;
+  headers: { authorization?: string; 'idempotency-key'?: string };
+  body: unknown;
+  /** Status the stand-in answered. */
+  status: number;
+  at: Date;
+}
+
+export interface Failure {
+  method?: string;
+  /** Exact path, or a pattern. */
+  path: string | RegExp;
+  status: number;
+  /** @defaultValue 1 */
+  times?: number;
+  /** Seconds, sent as `Retry-After`. */
+  retryAfter?: number;
+  body?: unknown;
+}
+
+export interface PartnerApiOptions {
+  /** @defaultValue 0 (a free port) */
+  port?: number;
+  /** When given, calls without a token it accepts get 401. */
+  verifyToken?: (token: string) => Promise<boolean>;
+}
+
+/** Shows a bearer token only by its end, so a listing never hands one out. */
+const masked = (authorization: string | undefined) =>
+  authorization ? `Bearer …${authorization.slice(-6)}` : undefined;
+
+/**
+ * A stand-in for the partner API: records every call, answers 200 `{ ok: true }` unless told to
+ * fail, and has a control surface under `/__sandbox/` for local runs.
+ */
+export class PartnerApiStandIn {
+  readonly calls: RecordedCall[] = [];
+  private failures: (Failure & { left: number })[] = [];
+  private holds: { path: string | RegExp; held: (() => void)[] }[] = [];
+  private readonly events = new EventEmitter();
+  private server: Server;
+  private port = 0;
+
+  private constructor(private readonly options: PartnerApiOptions) {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    this.events.setMaxListeners(0);
+  }
+
+  static async start(options: PartnerApiOptions = {}): Promise<PartnerApiStandIn> {
+    const api = new PartnerApiStandIn(options);
+    api.server.listen(options.port ?? 0, '127.0.0.1');
+    await once(api.server, 'listening');
+    api.port = (api.server.address() as AddressInfo).port;
+    return api;
+  }
+
+  /** `API_BASE_URL`. */
+  get baseUrl(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  failNext(failure: Failure): void {
+    this.failures.push({ ...failure, left: failure.times ?? 1 });
+  }
+
+  callsFor(path: string | RegExp): RecordedCall[] {
+    return this.calls.filter((call) =>
+      typeof path === 'string' ? call.path === path : path.test(call.path),
+    );
+  }
+
+  /** Resolves once `count` calls matching `predicate` have been recorded. */
+  waitForCalls(
+    predicate: (call: RecordedCall) => boolean,
+    count: number,
+    timeoutMs = 10_000,
+  ): Promise<RecordedCall[]> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const matching = this.calls.filter(predicate);
+        if (matching.length < count) return false;
+        clearTimeout(timer);
+        this.events.off('call', check);
+        resolve(matching);
+        return true;
+      };
+      const timer = setTimeout(() => {
+        this.events.off('call', check);
+        const seen = this.calls
+          .map((call) => `${call.method} ${call.path} ${call.status}`)
+          .join('\n  ');
+        reject(new Error(`expected ${count} matching calls in ${timeoutMs} ms; seen:\n  ${seen}`));
+      }, timeoutMs);
+      if (!check()) this.events.on('call', check);
+    });
+  }
+
+  /**
+   * Leaves matching calls unanswered (for tests that kill a caller mid-call) until `release()`,
+   * which records and answers them 200 (a caller may be gone by then, but the call did reach the
+   * API); `held` resolves once `count` calls are being held.
+   */
+  hold(path: string | RegExp): { held(count: number): Promise<void>; release(): void } {
+    const hold = { path, held: [] as (() => void)[] };
+    this.holds.push(hold);
+    return {
+      held: (count) =>
+        new Promise((resolve) => {
+          const check = () => {
+            if (hold.held.length < count) return;
+            this.events.off('held', check);
+            resolve();
+          };
+          this.events.on('held', check);
+          check();
+        }),
+      release: () => {
+        this.holds = this.holds.filter((other) => other !== hold);
+        for (const answer of hold.held) answer();
+      },
+    };
+  }
+
+  reset(): void {
+    this.calls.length = 0;
+    this.failures = [];
+  }
+
+  /** Stops listening: calls get connection refused until `up()`. */
+  async down(): Promise<void> {
+    if (!this.server.listening) return;
+    const closed = once(this.server, 'close');
+    this.server.close();
+    this.server.closeAllConnections();
+    await closed;
+  }
+
+  async up(): Promise<void> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    this.server.listen(this.port, '127.0.0.1');
+    await once(this.server, 'listening');
+  }
+
+  stop(): Promise<void> {
+    return this.down();
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    let body: unknown = null;
+    try {
+      body = text ? JSON.parse(text) : null;
+    } catch {
+      body = text;
+    }
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    if (path.startsWith('/__sandbox/')) {
+      this.control(req.method ?? 'GET', path, body, res);
+      return;
+    }
+    const reply = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
+      this.calls.push({
+        method: req.method ?? 'GET',
+        path,
+        headers: {
+          authorization: req.headers.authorization,
+          'idempotency-key': req.headers['idempotency-key'] as string | undefined,
+        },
+        body,
+        status,
+        at: new Date(),
+      });
+      res
+        .writeHead(status, { 'content-type': 'application/json', ...headers })
+        .end(JSON.stringify(payload));
+      this.events.emit('call');
+    };
+    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    if (this.options.verifyToken && !(token && (await this.options.verifyToken(token)))) {
+      reply(401, { error: 'invalid_token' });
+      return;
+    }
+    const hold = this.holds.find((h) =>
+      typeof h.path === 'string' ? h.path === path : h.path.test(path),
+    );
+    if (hold) {
+      hold.held.push(() => reply(200, { ok: true }));
+      this.events.emit('held');
+      return;
+    }
+    const failure = this.failures.find(
+      (f) =>
+        f.left > 0 &&
+        (!f.method || f.method === req.method) &&
+        (typeof f.path === 'string' ? f.path === path : f.path.test(path)),
+    );
+    if (failure) {
+      failure.left--;
+      const headers: Record<string, string> =
+        failure.retryAfter !== undefined ? { 'retry-after': String(failure.retryAfter) } : {};
+      reply(
+        failure.status,
+        failure.body ?? { error: `sandbox failure ${failure.status}` },
+        headers,
+      );
+      return;
+    }
+    reply(200, { ok: true });
+  }
+
+  private control(method: string, path: string, body: unknown, res: ServerResponse): void {
+    const json = (status: number, payload: unknown) =>
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
+    if (path === '/__sandbox/calls' && method === 'GET') {
+      json(
+        200,
+        this.calls.map((call) => ({
+          ...call,
+          headers: { ...call.headers, authorization: masked(call.headers.authorization) },
+        })),
+      );
+    } else if (path === '/__sandbox/failures' && method === 'POST') {
+      const spec = body as {
+        method?: string;
+        path?: string;
+        pathPattern?: string;
+        status?: number;
+        times?: number;
+        retryAfter?: number;
+        body?: unknown;
+      };
+      if (typeof spec?.status !== 'number' || (!spec.path && !spec.pathPattern)) {
+        json(400, { error: 'need status and path (or pathPattern)' });
+        return;
+      }
+      this.failNext({
+        method: spec.method,
+        path: spec.pathPattern ? new RegExp(spec.pathPattern) : (spec.path ?? ''),
+        status: spec.status,
+        times: spec.times,
+        retryAfter: spec.retryAfter,
+        body: spec.body,
+      });
+      json(201, { ok: true });
+    } else if (path === '/__sandbox/failures' && method === 'DELETE') {
+      this.failures = [];
+      json(200, { ok: true });
+    } else {
+      json(404, { error: 'not_found' });
+    }
+  }
+}

@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox } from './sandbox.js';
+import type { Sandbox } from './sandbox.js';
+
+let sandbox: Sandbox;
+beforeAll(async () => {
+  sandbox = await startSandbox({ accessTokenTtlSeconds: 2 });
+});
+afterAll(async () => {
+  await sandbox.stop();
+});
+
+const form = (fields: Record<string, string>) => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  body: new URLSearchParams(fields),
+});
+
+async function token(): Promise<string> {
+  const response = await fetch(
+    sandbox.idp.tokenUrl,
+    form({
+      client_id: sandbox.env.AUTH_CLIENT_ID,
+      client_secret: sandbox.env.AUTH_CLIENT_SECRET,
+      grant_type: 'client_credentials',
+      scope: 'openid',
+    }),
+  );
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+
+const post = (path: string, accessToken: string, body: unknown = { hello: 'partner' }) =>
+  fetch(`${sandbox.env.API_BASE_URL}${path}`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${accessToken}`,
+      'idempotency-key': 'wh_x:notify',
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify(body),
+  });
+
+describe('identity provider', () => {
+  it('grants client credentials at the Keycloak path, scope openid, with the configured lifetime', async () => {
+    const response = await fetch(
+      sandbox.idp.tokenUrl,
+      form({
+        client_id: sandbox.env.AUTH_CLIENT_ID,
+        client_secret: sandbox.env.AUTH_CLIENT_SECRET,
+        grant_type: 'client_credentials',
+        scope: 'openid',
+      }),
+    );
+    expect(sandbox.idp.tokenUrl).toBe(
+      `${sandbox.env.AUTH_URL}/realms/partner/protocol/openid-connect/token`,
+    );
+    const body = (await response.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 2, scope: 'openid' });
+    expect(await sandbox.idp.isIssued(String(body.access_token))).toBe(true);
+    expect(await sandbox.idp.isIssued('made-up-token')).toBe(false);
+  });
+
+  it('accepts client_secret_basic too, and refuses a wrong secret with invalid_client', async () => {
+    const basic = Buffer.from(
+      `${sandbox.env.AUTH_CLIENT_ID}:${sandbox.env.AUTH_CLIENT_SECRET}`,
+    ).toString('base64');
+    const ok = await fetch(sandbox.idp.tokenUrl, {
+      ...form({ grant_type: 'client_credentials' }),
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${basic}`,
+      },
+    });
+    expect(ok.status).toBe(200);
+    const refused = await fetch(
+      sandbox.idp.tokenUrl,
+      form({
+        client_id: sandbox.env.AUTH_CLIENT_ID,
+        client_secret: 'wrong',
+        grant_type: 'client_credentials',
+      }),
+    );
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toMatchObject({ error: 'invalid_client' });
+  });
+});
+
+describe('partner API stand-in', () => {
+  it('records calls with their headers and body, and refuses a missing or foreign token', async () => {
+    const accessToken = await token();
+    expect((await post('/customers/C-1/notifications', accessToken)).status).toBe(200);
+    const [call] = sandbox.api.callsFor('/customers/C-1/notifications');
+    expect(call).toMatchObject({ method: 'POST', status: 200, body: { hello: 'partner' } });
+    expect(call?.headers).toEqual({
+      authorization: `Bearer ${accessToken}`,
+      'idempotency-key': 'wh_x:notify',
+    });
+    expect((await post('/customers/C-1/notifications', 'forged')).status).toBe(401);
+  });
+
+  it('fails on command with Retry-After, then succeeds', async () => {
+    const accessToken = await token();
+    sandbox.api.failNext({
+      path: /^\/quotes\/.+\/price-lock$/,
+      status: 503,
+      times: 2,
+      retryAfter: 7,
+    });
+    const first = await post('/quotes/Q-1/price-lock', accessToken);
+    expect(first.status).toBe(503);
+    expect(first.headers.get('retry-after')).toBe('7');
+    expect((await post('/quotes/Q-1/price-lock', accessToken)).status).toBe(503);
+    expect((await post('/quotes/Q-1/price-lock', accessToken)).status).toBe(200);
+  });
+
+  it('waitForCalls resolves on the call that completes the count', async () => {
+    const accessToken = await token();
+    const waiting = sandbox.api.waitForCalls((call) => call.path === '/commissions', 2);
+    await post('/commissions', accessToken);
+    await post('/commissions', accessToken);
+    expect(await waiting).toHaveLength(2);
+  });
+
+  it('down() refuses connections, up() brings it back', async () => {
+    const accessToken = await token();
+    await sandbox.api.down();
+    await expect(post('/crm/opportunities/S-1', accessToken)).rejects.toThrow();
+    await sandbox.api.up();
+    expect((await post('/crm/opportunities/S-1', accessToken)).status).toBe(200);
+  });
+
+  it('the control surface lists calls without full tokens and takes failures', async () => {
+    const accessToken = await token();
+    const control = `${sandbox.env.API_BASE_URL}/__sandbox`;
+    const added = await fetch(`${control}/failures`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ path: '/metrics/conversions', status: 500 }),
+    });
+    expect(added.status).toBe(201);
+    expect((await post('/metrics/conversions', accessToken)).status).toBe(500);
+    const listing = await (await fetch(`${control}/calls`)).text();
+    expect(listing).toContain('/metrics/conversions');
+    expect(listing).not.toContain(accessToken);
+    expect(listing).toContain(`Bearer …${accessToken.slice(-6)}`);
+  });
+});
