@@ -1,0 +1,60 @@
+import type { JobsOptions } from 'bullmq';
+import type { ActionName, ActionsConfig, WebhookJobData } from '@pw/shared';
+
+export interface BackoffPolicy {
+  type: 'fixed' | 'exponential';
+  delay_ms: number;
+}
+
+/** One action of one webhook, as a job on the `actions` queue. */
+export interface ActionJobData {
+  webhook_id: string;
+  action: ActionName;
+  event_type: string;
+  event: Record<string, unknown>;
+  backoff: BackoffPolicy;
+}
+
+export interface RetryDefaults {
+  attempts: number;
+  backoff: BackoffPolicy;
+  recordTtlSeconds: number;
+}
+
+/** The custom backoff type: the worker's strategy reads the policy from the job. */
+export const BACKOFF_TYPE = 'partner-webhooks';
+
+/** `<webhook_id>.<action>`: adding the same action twice adds it once. */
+export const actionJobId = (webhookId: string, action: string): string => `${webhookId}.${action}`;
+
+/** The action jobs of a webhook, with each action's attempts and backoff. */
+export function actionJobs(
+  webhook: WebhookJobData,
+  config: ActionsConfig,
+  defaults: RetryDefaults,
+): { name: string; data: ActionJobData; opts: JobsOptions }[] {
+  return webhook.actions
+    .filter(
+      (action): action is ActionName => config.actions[action as ActionName]?.enabled !== false,
+    )
+    .map((action) => {
+      const settings = config.actions[action];
+      return {
+        name: action,
+        data: {
+          webhook_id: webhook.webhook_id,
+          action,
+          event_type: webhook.event_type,
+          event: webhook.event,
+          backoff: settings?.backoff ?? defaults.backoff,
+        },
+        opts: {
+          jobId: actionJobId(webhook.webhook_id, action),
+          attempts: settings?.attempts ?? defaults.attempts,
+          backoff: { type: BACKOFF_TYPE },
+          removeOnComplete: { age: defaults.recordTtlSeconds },
+          removeOnFail: { age: defaults.recordTtlSeconds },
+        },
+      };
+    });
+}

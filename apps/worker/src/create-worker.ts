@@ -1,0 +1,148 @@
+import { Queue, UnrecoverableError, Worker } from 'bullmq';
+import type { Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { PermanentError, QUEUE_NAMES, valueAt } from '@pw/shared';
+import type { ActionsConfig, Logger, OutcomeStore, WebhookJobData } from '@pw/shared';
+import { actionJobs, BACKOFF_TYPE } from './action-jobs.js';
+import type { ActionJobData, RetryDefaults } from './action-jobs.js';
+import { boundApi } from './actions/action.js';
+import { ACTIONS } from './actions/registry.js';
+import { retryDelay } from './backoff.js';
+import type { PartnerTarget } from './config.js';
+import type { WorkerMetrics } from './metrics.js';
+import { CallFailed } from './partner-api.js';
+import type { PartnerApi } from './partner-api.js';
+
+export interface WorkerDeps {
+  connection: Redis;
+  queuePrefix: string;
+  outcomes: OutcomeStore;
+  api: PartnerApi;
+  targets: { fallback: PartnerTarget; byMarket: Readonly<Record<string, PartnerTarget>> };
+  actionsConfig: ActionsConfig;
+  retry: RetryDefaults;
+  log: Logger;
+  metrics: WorkerMetrics;
+  /** Jobs at once per queue. @defaultValue 20 */
+  concurrency?: number;
+  /** Lock duration; a dead worker's jobs are taken over after about this long. @defaultValue 30000 */
+  lockMs?: number;
+}
+
+export interface RunningWorker {
+  webhooks: Worker<WebhookJobData>;
+  actions: Worker<ActionJobData>;
+  /** Stops taking jobs and waits for active ones; `force` returns them to the queue at once. */
+  close(force?: boolean): Promise<void>;
+}
+
+const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** The worker: fans each webhook out into action jobs, and runs each action against the API. */
+export function createWorker(deps: WorkerDeps): RunningWorker {
+  const { connection, queuePrefix: prefix, outcomes, log, metrics } = deps;
+  const concurrency = deps.concurrency ?? 20;
+  const lockDuration = deps.lockMs ?? 30_000;
+  const actionsQueue = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection, prefix });
+
+  const webhooks = new Worker<WebhookJobData>(
+    QUEUE_NAMES.webhooks,
+    async (job) => {
+      // Actions disabled in ACTIONS_CONFIG since the ingress chose them are left out here too.
+      const jobs = actionJobs(job.data, deps.actionsConfig, deps.retry);
+      await outcomes.open({ ...job.data, actions: jobs.map((entry) => entry.data.action) });
+      await actionsQueue.addBulk(jobs);
+      metrics.webhooks.inc({ event_type: job.data.event_type });
+      log.info(
+        { webhook_id: job.data.webhook_id, job_id: job.id, actions: job.data.actions },
+        'actions queued',
+      );
+    },
+    { connection, prefix, concurrency, lockDuration, stalledInterval: lockDuration },
+  );
+
+  const targetFor = (event: Record<string, unknown>): PartnerTarget => {
+    const market = valueAt(event, 'metadata.market');
+    return (
+      (typeof market === 'string' && deps.targets.byMarket[market.toLowerCase()]) ||
+      deps.targets.fallback
+    );
+  };
+
+  const runAction = async (job: Job<ActionJobData>, _token?: string, signal?: AbortSignal) => {
+    const { webhook_id: webhookId, action, event } = job.data;
+    const definition = ACTIONS[action];
+    const settings = deps.actionsConfig.actions[action];
+    const attempt = job.attemptsMade + 1;
+    const actionLog = log.child({ webhook_id: webhookId, action, job_id: job.id, attempt });
+    await outcomes.started(webhookId, action);
+    const stop = metrics.actionSeconds.startTimer({ action });
+    try {
+      const outcome = await definition.handler(event, {
+        webhookId,
+        action,
+        log: actionLog,
+        api: boundApi(
+          deps.api,
+          targetFor(event),
+          `${webhookId}:${action}`,
+          signal ?? new AbortController().signal,
+        ),
+        call: {
+          method: settings?.method ?? definition.call.method,
+          path: settings?.path ?? definition.call.path,
+        },
+        attempt,
+        signal: signal ?? new AbortController().signal,
+        config: deps.actionsConfig,
+      });
+      stop();
+      await outcomes.settled(webhookId, action, 'completed');
+      metrics.actions.inc({ action, outcome: 'completed' });
+      actionLog.info({ status: outcome.status }, 'action completed');
+      return outcome;
+    } catch (error) {
+      stop();
+      const permanent = error instanceof PermanentError;
+      const final = permanent || attempt >= (job.opts.attempts ?? 1);
+      const state = final ? 'failed' : 'retrying';
+      await outcomes.settled(webhookId, action, state, describe(error));
+      metrics.actions.inc({ action, outcome: state });
+      actionLog.warn({ err: error, final }, final ? 'action failed' : 'action will be retried');
+      if (permanent) throw new UnrecoverableError(describe(error));
+      throw error;
+    }
+  };
+
+  const actions = new Worker<ActionJobData>(QUEUE_NAMES.actions, runAction, {
+    connection,
+    prefix,
+    concurrency,
+    lockDuration,
+    stalledInterval: lockDuration,
+    settings: {
+      backoffStrategy: (attemptsMade, type, error, job) => {
+        if (type !== BACKOFF_TYPE || !job) return 0;
+        const data = job.data as ActionJobData;
+        return retryDelay(
+          attemptsMade,
+          data.backoff,
+          error instanceof CallFailed ? error.retryAfterMs : undefined,
+        );
+      },
+    },
+  });
+
+  for (const worker of [webhooks, actions]) {
+    worker.on('error', (error) => log.error({ err: error }, 'worker error'));
+  }
+
+  return {
+    webhooks,
+    actions,
+    async close(force = false) {
+      await Promise.all([webhooks.close(force), actions.close(force)]);
+      await actionsQueue.close();
+    },
+  };
+}

@@ -1,0 +1,19 @@
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import type { Registry } from 'prom-client';
+
+/** `/healthz` and `/metrics` on the worker's health port. */
+export function createHealthServer(registry: Registry): Server {
+  return createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/healthz') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+    } else if (req.method === 'GET' && req.url === '/metrics') {
+      registry.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
+        () => res.writeHead(500).end(),
+      );
+    } else {
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not_found"}');
+    }
+  });
+}

@@ -1,0 +1,102 @@
+// Composition root of the worker: the only place that reads the environment and builds clients.
+import { Redis } from 'ioredis';
+import { collectDefaultMetrics } from 'prom-client';
+import { ConfigError, createLogger, OutcomeStore, TokenManager } from '@pw/shared';
+import { loadWorkerConfig } from './config.js';
+import { createWorker } from './create-worker.js';
+import { createHealthServer } from './health-server.js';
+import { WorkerMetrics } from './metrics.js';
+import { PartnerApi } from './partner-api.js';
+
+function loadConfigOrExit() {
+  try {
+    return loadWorkerConfig(process.env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`worker: ${error.message}\n`);
+    process.exit(1);
+  }
+}
+
+const config = loadConfigOrExit();
+const log = createLogger({ name: 'worker', level: config.LOG_LEVEL });
+const metrics = new WorkerMetrics();
+collectDefaultMetrics({ register: metrics.registry });
+
+// BullMQ workers block on Redis, so their connection must retry forever rather than fail commands.
+const connection = new Redis(config.REDIS_URL, {
+  maxRetriesPerRequest: null,
+  connectionName: 'pw-worker',
+});
+connection.on('error', (error) => log.warn({ err: error }, 'Redis connection error'));
+
+const tokens = new TokenManager({
+  onRequest: (outcome, credentials) => {
+    metrics.tokenRequests.inc({ outcome });
+    log.debug(
+      { outcome, realm: credentials.realm, client_id: credentials.clientId },
+      'token request',
+    );
+  },
+});
+const worker = createWorker({
+  connection,
+  queuePrefix: config.QUEUE_PREFIX,
+  outcomes: new OutcomeStore(connection, {
+    queuePrefix: config.QUEUE_PREFIX,
+    recordTtlSeconds: config.RECORD_TTL_SECONDS,
+  }),
+  api: new PartnerApi({ tokens, timeoutMs: config.API_TIMEOUT_MS }),
+  targets: config.targets,
+  actionsConfig: config.actions,
+  retry: {
+    attempts: config.ACTION_ATTEMPTS,
+    backoff: { type: config.ACTION_BACKOFF, delay_ms: config.ACTION_BACKOFF_DELAY_MS },
+    recordTtlSeconds: config.RECORD_TTL_SECONDS,
+  },
+  log,
+  metrics,
+  concurrency: config.WORKER_CONCURRENCY,
+  lockMs: config.WORKER_LOCK_MS,
+});
+
+const health = createHealthServer(metrics.registry);
+health.listen(config.WORKER_HEALTH_PORT, () => {
+  log.info(
+    {
+      health_port: config.WORKER_HEALTH_PORT,
+      concurrency: config.WORKER_CONCURRENCY,
+      api: config.API_BASE_URL,
+      auth: `${config.AUTH_URL} realm ${config.AUTH_REALM}`,
+      markets: Object.keys(config.targets.byMarket),
+    },
+    'worker running',
+  );
+});
+health.on('error', (error) => {
+  log.fatal({ err: error }, 'worker cannot listen on its health port');
+  process.exit(1);
+});
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal, grace_ms: config.SHUTDOWN_GRACE_MS }, 'stopping: letting active jobs finish');
+  let timer: NodeJS.Timeout | undefined;
+  const graceOver = new Promise<'timeout'>(
+    (resolve) => (timer = setTimeout(() => resolve('timeout'), config.SHUTDOWN_GRACE_MS)),
+  );
+  const result = await Promise.race([worker.close(), graceOver]);
+  clearTimeout(timer);
+  if (result === 'timeout') {
+    log.warn('grace period over: returning the unfinished jobs to the queue');
+    await worker.close(true);
+  }
+  health.close();
+  connection.disconnect();
+  log.info('stopped');
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

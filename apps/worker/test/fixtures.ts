@@ -1,0 +1,23 @@
+import { randomBytes } from 'node:crypto';
+import {
+  DEFAULT_RULES,
+  EVENT_REGISTRY,
+  eventDefinitionByKind,
+  sampleEvent,
+  selectActions,
+} from '@pw/shared';
+import type { EventKind, WebhookJobData } from '@pw/shared';
+
+/** A webhook job as the ingress would enqueue it, with the default rules' actions. */
+export function webhookJob(kind: EventKind, status?: string): WebhookJobData {
+  const definition = eventDefinitionByKind(kind);
+  const event = sampleEvent(kind, { status });
+  return {
+    webhook_id: `wh_${randomBytes(16).toString('base64url')}`,
+    event_type: definition.type,
+    entity_id: String(event[EVENT_REGISTRY[definition.type].entityIdField]),
+    received_at: new Date().toISOString(),
+    actions: selectActions(definition.type, event, DEFAULT_RULES),
+    event,
+  };
+}

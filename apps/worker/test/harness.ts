@@ -1,0 +1,125 @@
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import {
+  createLogger,
+  DEFAULT_ACTIONS_CONFIG,
+  OutcomeStore,
+  QUEUE_NAMES,
+  TokenManager,
+} from '@pw/shared';
+import type { ActionsConfig, WebhookJobData, WebhookOutcome } from '@pw/shared';
+import { startSandbox } from '@pw/sandbox';
+import { deleteKeys, testRedisUrl, uniquePrefix } from '@pw/test-utils';
+import type { PartnerTarget } from '../src/config.js';
+import { createWorker } from '../src/create-worker.js';
+import type { RunningWorker } from '../src/create-worker.js';
+import { WorkerMetrics } from '../src/metrics.js';
+import { PartnerApi } from '../src/partner-api.js';
+
+export type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
+
+export interface WorkerHarness {
+  sandbox: Sandbox;
+  worker: RunningWorker;
+  webhooks: Queue<WebhookJobData>;
+  outcomes: OutcomeStore;
+  tokens: TokenManager;
+  metrics: WorkerMetrics;
+  prefix: string;
+  /** Puts a webhook on the queue as the ingress would. */
+  enqueue(data: WebhookJobData): Promise<void>;
+  /** The outcome once every action has finished. */
+  finished(webhookId: string, timeoutMs?: number): Promise<WebhookOutcome>;
+  /** The outcome as soon as `condition` holds. */
+  until(
+    webhookId: string,
+    condition: (outcome: WebhookOutcome) => boolean,
+  ): Promise<WebhookOutcome>;
+  close(): Promise<void>;
+}
+
+export interface WorkerHarnessOptions {
+  actionsConfig?: ActionsConfig;
+  attempts?: number;
+  tokenTtlSeconds?: number;
+  sandbox?: Sandbox;
+  byMarket?: Record<string, PartnerTarget>;
+}
+
+/** The real worker on its own queue prefix, against the real sandbox IdP and partner API. */
+export async function startWorkerHarness(
+  options: WorkerHarnessOptions = {},
+): Promise<WorkerHarness> {
+  const sandbox =
+    options.sandbox ??
+    (await startSandbox({
+      idpPort: 0,
+      apiPort: 0,
+      accessTokenTtlSeconds: options.tokenTtlSeconds,
+    }));
+  const prefix = uniquePrefix();
+  const connection = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
+  const client = new Redis(testRedisUrl(), { maxRetriesPerRequest: 1 });
+  const subscriber = client.duplicate();
+  const metrics = new WorkerMetrics();
+  const tokens = new TokenManager({
+    retryDelayMs: 50,
+    onRequest: (outcome) => metrics.tokenRequests.inc({ outcome }),
+  });
+  const outcomes = new OutcomeStore(client, { queuePrefix: prefix, recordTtlSeconds: 3600 });
+  const fallback: PartnerTarget = {
+    baseUrl: sandbox.env.API_BASE_URL,
+    credentials: {
+      authUrl: sandbox.env.AUTH_URL,
+      realm: sandbox.env.AUTH_REALM,
+      clientId: sandbox.env.AUTH_CLIENT_ID,
+      clientSecret: sandbox.env.AUTH_CLIENT_SECRET,
+      scope: 'openid',
+    },
+  };
+  const worker = createWorker({
+    connection,
+    queuePrefix: prefix,
+    outcomes,
+    api: new PartnerApi({ tokens, timeoutMs: 5000 }),
+    targets: { fallback, byMarket: options.byMarket ?? {} },
+    actionsConfig: options.actionsConfig ?? DEFAULT_ACTIONS_CONFIG,
+    retry: {
+      attempts: options.attempts ?? 4,
+      backoff: { type: 'fixed', delay_ms: 20 },
+      recordTtlSeconds: 3600,
+    },
+    log: createLogger({ name: 'worker-test', level: 'silent' }),
+    metrics,
+    concurrency: 10,
+  });
+  const webhooks = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, { connection: client, prefix });
+  return {
+    sandbox,
+    worker,
+    webhooks,
+    outcomes,
+    tokens,
+    metrics,
+    prefix,
+    async enqueue(data) {
+      await webhooks.add(data.event_type, data, { jobId: data.webhook_id });
+    },
+    until: (webhookId, condition) =>
+      outcomes.waitUntil(webhookId, subscriber, condition, {
+        timeoutMs: 15_000,
+        webhooksQueue: webhooks,
+      }),
+    finished: (webhookId, timeoutMs = 15_000) =>
+      outcomes.waitUntilFinished(webhookId, subscriber, { timeoutMs, webhooksQueue: webhooks }),
+    async close() {
+      await worker.close(true);
+      await webhooks.close();
+      await deleteKeys(client, prefix);
+      subscriber.disconnect();
+      client.disconnect();
+      connection.disconnect();
+      if (!options.sandbox) await sandbox.stop();
+    },
+  };
+}

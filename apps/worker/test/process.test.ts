@@ -1,0 +1,128 @@
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OutcomeStore, QUEUE_NAMES } from '@pw/shared';
+import type { WebhookJobData } from '@pw/shared';
+import { startSandbox } from '@pw/sandbox';
+import { ChildRun, deleteKeys, freePort, testRedisUrl, uniquePrefix } from '@pw/test-utils';
+import { webhookJob } from './fixtures.js';
+import type { Sandbox } from './harness.js';
+
+const CLIENT_SECRET = 'client-secret-that-must-never-be-logged';
+const prefix = uniquePrefix();
+let sandbox: Sandbox;
+let redis: Redis;
+let subscriber: Redis;
+let webhooks: Queue<WebhookJobData>;
+const runs: ChildRun[] = [];
+let healthPort = 0;
+
+const workerEnv = async () => ({
+  ...sandbox.env,
+  REDIS_URL: testRedisUrl(),
+  QUEUE_PREFIX: prefix,
+  WORKER_HEALTH_PORT: String((healthPort = await freePort())),
+  WORKER_LOCK_MS: '1500',
+  ACTION_BACKOFF: 'fixed',
+  ACTION_BACKOFF_DELAY_MS: '50',
+  LOG_LEVEL: 'debug',
+});
+
+async function startWorker(): Promise<ChildRun> {
+  const run = ChildRun.tsx('apps/worker/src/main.ts', await workerEnv());
+  runs.push(run);
+  await run.printed('worker running');
+  return run;
+}
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ clientSecret: CLIENT_SECRET });
+  redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 1 });
+  subscriber = redis.duplicate();
+  webhooks = new Queue(QUEUE_NAMES.webhooks, { connection: redis, prefix });
+});
+afterAll(async () => {
+  await Promise.all(runs.map((run) => run.stop('SIGKILL')));
+  await webhooks.close();
+  await deleteKeys(redis, prefix);
+  subscriber.disconnect();
+  redis.disconnect();
+  await sandbox.stop();
+});
+
+describe('worker processes', () => {
+  it('a worker killed with SIGKILL mid-job: its jobs run to completion in a second worker', async () => {
+    const jobs = Array.from({ length: 10 }, () => webhookJob('contract', 'signed'));
+    const hold = sandbox.api.hold(/^\/contracts\/.+\/documents$/);
+    const first = await startWorker();
+    for (const job of jobs) await webhooks.add(job.event_type, job, { jobId: job.webhook_id });
+    await hold.held(jobs.length);
+    expect(await first.stop('SIGKILL')).toBe(null);
+    hold.release();
+
+    await startWorker();
+    const outcomes = new OutcomeStore(redis, { queuePrefix: prefix, recordTtlSeconds: 60 });
+    for (const job of jobs) {
+      const outcome = await outcomes.waitUntilFinished(job.webhook_id, subscriber, {
+        timeoutMs: 20_000,
+      });
+      expect(outcome.state).toBe('completed');
+    }
+    // At least once: the killed worker's call may have reached the API; never more than twice.
+    for (const job of jobs) {
+      const calls = sandbox.api.calls.filter(
+        (c) => c.headers['idempotency-key'] === `${job.webhook_id}:generate_documents`,
+      );
+      expect(calls.length).toBeGreaterThanOrEqual(1);
+      expect(calls.length).toBeLessThanOrEqual(2);
+    }
+  });
+
+  it('serves /healthz, and /metrics counting the completed actions', async () => {
+    expect((await fetch(`http://127.0.0.1:${healthPort}/healthz`)).status).toBe(200);
+    const metrics = await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text();
+    expect(metrics).toMatch(/actions_total\{action="generate_documents",outcome="completed"\} \d+/);
+    expect(metrics).toContain('token_requests_total{outcome="success"} 1');
+    expect(metrics).toContain('action_duration_seconds_bucket');
+  });
+
+  it('SIGTERM lets the worker finish and exit 0', async () => {
+    const run = runs.at(-1)!;
+    expect(await run.stop('SIGTERM')).toBe(0);
+    expect(run.output).toContain('stopped');
+  });
+
+  it('no log line of a whole run holds the client secret or an access token', () => {
+    const logs = runs.map((run) => run.output).join('\n');
+    expect(logs).toContain('token request');
+    expect(logs).not.toContain(CLIENT_SECRET);
+    const tokens = new Set(
+      sandbox.api.calls.map((call) => call.headers.authorization?.replace('Bearer ', '')),
+    );
+    expect(tokens.size).toBeGreaterThan(0);
+    for (const token of tokens) expect(logs).not.toContain(token);
+  });
+
+  it('refuses to start without the identity provider settings, naming each', async () => {
+    const run = ChildRun.tsx('apps/worker/src/main.ts', {
+      REDIS_URL: testRedisUrl(),
+      AUTH_URL: '',
+      AUTH_REALM: '',
+      AUTH_CLIENT_ID: '',
+      AUTH_CLIENT_SECRET: '',
+      API_BASE_URL: '',
+      WORKER_CONCURRENCY: 'many',
+    });
+    expect(await run.exited).toBe(1);
+    for (const name of [
+      'AUTH_URL',
+      'AUTH_REALM',
+      'AUTH_CLIENT_ID',
+      'AUTH_CLIENT_SECRET',
+      'API_BASE_URL',
+      'WORKER_CONCURRENCY',
+    ]) {
+      expect(run.output).toContain(name);
+    }
+  });
+});
