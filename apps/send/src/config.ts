@@ -11,7 +11,12 @@ import {
 const sendEnv = (production: boolean) =>
   z
     .object({ ...commonEnv, ...signingEnv(production), INGRESS_PORT: envPort(3000) })
-    .transform((env) => ({ ingressPort: env.INGRESS_PORT, ...resolveSigning(env) }));
+    .transform((env) => ({
+      ingressPort: env.INGRESS_PORT,
+      redisUrl: env.REDIS_URL,
+      queuePrefix: env.QUEUE_PREFIX,
+      ...resolveSigning(env),
+    }));
 
 export type SendConfig = z.output<ReturnType<typeof sendEnv>>;
 

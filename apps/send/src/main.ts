@@ -1,16 +1,45 @@
-// `npm run send`: sign and post sample events, print each acknowledgement as one JSON line.
-import { ConfigError } from '@pw/shared';
+// `npm run send`: sign and post sample events, print each answer as one JSON line; with --wait,
+// then each webhook's outcome record once all its actions have finished.
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { acknowledgementSchema, OutcomeStore, QUEUE_NAMES } from '@pw/shared';
+import type { WebhookJobData } from '@pw/shared';
 import { loadSendConfig } from './config.js';
+import type { SendConfig } from './config.js';
 import { parseSendArgs, sendEvents } from './send.js';
+import type { SendResult } from './send.js';
+
+async function printOutcomes(results: SendResult[], config: SendConfig, timeoutSeconds: number) {
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
+  const subscriber = redis.duplicate();
+  const queue = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, {
+    connection: redis,
+    prefix: config.queuePrefix,
+  });
+  const store = new OutcomeStore(redis, { queuePrefix: config.queuePrefix, recordTtlSeconds: 0 });
+  try {
+    for (const result of results) {
+      const ack = acknowledgementSchema.safeParse(result.body);
+      if (!ack.success) continue;
+      const outcome = await store.waitUntilFinished(ack.data.webhook_id, subscriber, {
+        timeoutMs: timeoutSeconds * 1000,
+        webhooksQueue: queue,
+      });
+      process.stdout.write(`${JSON.stringify(outcome)}\n`);
+    }
+  } finally {
+    await queue.close();
+    subscriber.disconnect();
+    redis.disconnect();
+  }
+}
 
 async function main(): Promise<number> {
   const config = loadSendConfig(process.env);
   const options = parseSendArgs(process.argv.slice(2), `http://127.0.0.1:${config.ingressPort}`);
-  if (options.wait) {
-    throw new Error('--wait needs the worker and its outcome records, which are not built yet');
-  }
   const results = await sendEvents(options, config.webhookSecrets[0]);
   for (const result of results) process.stdout.write(`${JSON.stringify(result.body)}\n`);
+  if (options.wait) await printOutcomes(results, config, options.timeoutSeconds);
   return results.every((result) => result.status === 200) ? 0 : 1;
 }
 
@@ -19,8 +48,7 @@ main().then(
   (error: unknown) => {
     const cause =
       error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
-    const message =
-      error instanceof ConfigError || error instanceof Error ? error.message : String(error);
+    const message = error instanceof Error ? error.message : String(error);
     process.stderr.write(`send: ${message}${cause}\n`);
     process.exit(2);
   },

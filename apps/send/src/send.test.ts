@@ -14,6 +14,7 @@ describe('npm run send arguments', () => {
       url: 'http://127.0.0.1:3000',
       count: 3,
       wait: true,
+      timeoutSeconds: 300,
     });
   });
 

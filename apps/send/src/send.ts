@@ -3,7 +3,7 @@ import { EVENT_KINDS, eventDefinitionByKind, sampleEvent, signEvent } from '@pw/
 import type { EventKind } from '@pw/shared';
 
 export const USAGE =
-  'usage: npm run send -- <quote|contract|sales> [--status S] [--url U] [--count N] [--wait]';
+  'usage: npm run send -- <quote|contract|sales> [--status S] [--url U] [--count N] [--wait] [--timeout SECONDS]';
 
 export interface SendOptions {
   kind: EventKind;
@@ -12,6 +12,8 @@ export interface SendOptions {
   url: string;
   count: number;
   wait: boolean;
+  /** How long `--wait` waits for the outcome, in seconds. */
+  timeoutSeconds: number;
 }
 
 /** Reads the command line; throws an Error whose message is meant for the user. */
@@ -24,6 +26,7 @@ export function parseSendArgs(argv: readonly string[], defaultBaseUrl: string): 
       url: { type: 'string' },
       count: { type: 'string', default: '1' },
       wait: { type: 'boolean', default: false },
+      timeout: { type: 'string', default: '300' },
     },
   });
   const kind = positionals[0];
@@ -33,12 +36,14 @@ export function parseSendArgs(argv: readonly string[], defaultBaseUrl: string): 
   const count = Number(values.count);
   if (!Number.isInteger(count) || count < 1)
     throw new Error('--count must be a whole number of at least 1');
+  if (!(Number(values.timeout) > 0)) throw new Error('--timeout must be a number of seconds');
   return {
     kind: kind as EventKind,
     status: values.status,
     url: values.url ?? defaultBaseUrl,
     count,
     wait: values.wait,
+    timeoutSeconds: Number(values.timeout),
   };
 }
 

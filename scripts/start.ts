@@ -1,0 +1,114 @@
+// `npm start`: ingress and worker as child processes with readable output, and the sandbox (a
+// real OpenID provider and a recording partner-API stand-in) for whichever of AUTH_URL and
+// API_BASE_URL is unset outside production. Ctrl-C stops everything cleanly.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import type { Sandbox } from '@pw/sandbox';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const env: Record<string, string | undefined> = { ...process.env };
+const colours: Record<string, string> = { ingress: '36', worker: '35', sandbox: '33', start: '32' };
+const levelColours: Record<string, string> = { warn: '33', error: '31', fatal: '31' };
+const useColour = process.stdout.isTTY;
+const paint = (code: string | undefined, text: string) =>
+  useColour && code ? `\u001b[${code}m${text}\u001b[0m` : text;
+
+/** One JSON log line as `hh:mm:ss name level message key=value …`. */
+function readable(name: string, line: string): string {
+  let record: Record<string, unknown>;
+  try {
+    record = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return `${paint(colours[name], name.padEnd(7))} ${line}`;
+  }
+  const { time, level, msg, name: _name, pid: _pid, hostname: _host, err, ...rest } = record;
+  const clock = typeof time === 'string' ? time.slice(11, 19) : '';
+  const fields = Object.entries(rest)
+    .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
+    .join(' ');
+  const error =
+    err && typeof err === 'object' && 'message' in err ? ` error="${String(err.message)}"` : '';
+  const levelText = String(level ?? 'info');
+  return `${clock} ${paint(colours[name], name.padEnd(7))} ${paint(levelColours[levelText], levelText.padEnd(5))} ${String(msg ?? '')} ${paint('2', fields)}${error}`;
+}
+
+const say = (message: string) =>
+  console.log(
+    readable(
+      'start',
+      JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: message }),
+    ),
+  );
+
+let sandbox: Sandbox | undefined;
+const needsAuth = !env.AUTH_URL;
+const needsApi = !env.API_BASE_URL;
+if ((needsAuth || needsApi) && env.NODE_ENV !== 'production') {
+  say('starting the sandbox (its identity provider warns that its keys are for development only)');
+  const { startSandbox } = await import('@pw/sandbox');
+  sandbox = await startSandbox({
+    idpPort: Number(env.SANDBOX_IDP_PORT ?? 3010),
+    apiPort: Number(env.SANDBOX_API_PORT ?? 3011),
+  });
+  if (needsAuth) {
+    Object.assign(env, {
+      AUTH_URL: sandbox.env.AUTH_URL,
+      AUTH_REALM: sandbox.env.AUTH_REALM,
+      AUTH_CLIENT_ID: sandbox.env.AUTH_CLIENT_ID,
+      AUTH_CLIENT_SECRET: sandbox.env.AUTH_CLIENT_SECRET,
+    });
+    say(
+      `AUTH_URL is unset: using the sandbox identity provider at ${sandbox.env.AUTH_URL} (realm ${sandbox.env.AUTH_REALM})`,
+    );
+  }
+  if (needsApi) {
+    env.API_BASE_URL = sandbox.env.API_BASE_URL;
+    say(
+      `API_BASE_URL is unset: using the sandbox partner API at ${sandbox.env.API_BASE_URL} (calls: ${sandbox.env.API_BASE_URL}/__sandbox/calls)`,
+    );
+  }
+}
+
+const children = new Map<string, ChildProcess>();
+let stopping = false;
+
+function run(name: string, entry: string): ChildProcess {
+  // `node --import tsx`: one process per app, so signals reach the app itself.
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  for (const stream of [child.stdout, child.stderr]) {
+    createInterface({ input: stream }).on('line', (line) => console.log(readable(name, line)));
+  }
+  child.on('exit', (code, signal) => {
+    children.delete(name);
+    if (!stopping) {
+      say(`${name} exited unexpectedly (${signal ?? `code ${code}`}): stopping the rest`);
+      void stop(1);
+    }
+  });
+  children.set(name, child);
+  return child;
+}
+
+async function stop(exitCode: number): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  const exits = [...children.values()].map((child) => once(child, 'exit'));
+  for (const child of children.values()) child.kill('SIGTERM');
+  await Promise.all(exits);
+  await sandbox?.stop();
+  say('stopped');
+  process.exit(exitCode);
+}
+
+run('ingress', 'apps/ingress/src/main.ts');
+run('worker', 'apps/worker/src/main.ts');
+say(`try: npm run send -- quote --status approved --wait`);
+process.on('SIGINT', () => void stop(0));
+process.on('SIGTERM', () => void stop(0));
