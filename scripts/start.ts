@@ -50,8 +50,10 @@ if ((needsAuth || needsApi) && env.NODE_ENV !== 'production') {
   say('starting the sandbox (its identity provider warns that its keys are for development only)');
   const { startSandbox } = await import('@pw/sandbox');
   sandbox = await startSandbox({
-    idpPort: Number(env.SANDBOX_IDP_PORT ?? 3010),
-    apiPort: Number(env.SANDBOX_API_PORT ?? 3011),
+    idpPort: Number(env.SANDBOX_IDP_PORT || 3010),
+    apiPort: Number(env.SANDBOX_API_PORT || 3011),
+    // With a real identity provider configured, the stand-in cannot check its tokens.
+    verifyTokens: needsAuth,
   });
   if (needsAuth) {
     Object.assign(env, {
