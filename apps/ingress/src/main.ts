@@ -3,24 +3,14 @@ import { once } from 'node:events';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { collectDefaultMetrics } from 'prom-client';
-import { ConfigError, createLogger, QUEUE_NAMES } from '@pw/shared';
+import { configOrExit, createLogger, QUEUE_NAMES } from '@pw/shared';
 import type { WebhookJobData } from '@pw/shared';
 import { createApp } from './app.js';
 import { loadIngressConfig } from './config.js';
 import { IngressMetrics } from './metrics.js';
 import { WebhookIntake } from './webhook-intake.js';
 
-function loadConfigOrExit() {
-  try {
-    return loadIngressConfig(process.env);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`ingress: ${error.message}\n`);
-    process.exit(1);
-  }
-}
-
-const config = loadConfigOrExit();
+const config = configOrExit('ingress', () => loadIngressConfig(process.env));
 const log = createLogger({ name: 'ingress', level: config.logLevel });
 for (const warning of config.warnings) log.warn(warning);
 

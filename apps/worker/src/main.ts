@@ -1,24 +1,14 @@
 // Composition root of the worker: the only place that reads the environment and builds clients.
 import { Redis } from 'ioredis';
 import { collectDefaultMetrics } from 'prom-client';
-import { ConfigError, createLogger, OutcomeStore, TokenManager } from '@pw/shared';
+import { configOrExit, createLogger, OutcomeStore, TokenManager } from '@pw/shared';
 import { loadWorkerConfig } from './config.js';
 import { createWorker } from './create-worker.js';
 import { createHealthServer } from './health-server.js';
 import { WorkerMetrics } from './metrics.js';
 import { PartnerApi } from './partner-api.js';
 
-function loadConfigOrExit() {
-  try {
-    return loadWorkerConfig(process.env);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`worker: ${error.message}\n`);
-    process.exit(1);
-  }
-}
-
-const config = loadConfigOrExit();
+const config = configOrExit('worker', () => loadWorkerConfig(process.env));
 const log = createLogger({ name: 'worker', level: config.LOG_LEVEL });
 const metrics = new WorkerMetrics();
 collectDefaultMetrics({ register: metrics.registry });

@@ -16,8 +16,8 @@ const form = (fields: Record<string, string>) => ({
   body: new URLSearchParams(fields),
 });
 
-async function token(): Promise<string> {
-  const response = await fetch(
+const requestToken = () =>
+  fetch(
     sandbox.idp.tokenUrl,
     form({
       client_id: sandbox.env.AUTH_CLIENT_ID,
@@ -26,6 +26,9 @@ async function token(): Promise<string> {
       scope: 'openid',
     }),
   );
+
+async function token(): Promise<string> {
+  const response = await requestToken();
   return ((await response.json()) as { access_token: string }).access_token;
 }
 
@@ -42,15 +45,7 @@ const post = (path: string, accessToken: string, body: unknown = { hello: 'partn
 
 describe('identity provider', () => {
   it('grants client credentials at the Keycloak path, scope openid, with the configured lifetime', async () => {
-    const response = await fetch(
-      sandbox.idp.tokenUrl,
-      form({
-        client_id: sandbox.env.AUTH_CLIENT_ID,
-        client_secret: sandbox.env.AUTH_CLIENT_SECRET,
-        grant_type: 'client_credentials',
-        scope: 'openid',
-      }),
-    );
+    const response = await requestToken();
     expect(sandbox.idp.tokenUrl).toBe(
       `${sandbox.env.AUTH_URL}/realms/partner/protocol/openid-connect/token`,
     );

@@ -114,3 +114,14 @@ export function loadConfig<S extends z.ZodType>(
   if (!result.success || problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(result.data);
 }
+
+/** Runs a config loader at start-up; on a ConfigError prints its one message and exits 1. */
+export function configOrExit<T>(app: string, load: () => T): T {
+  try {
+    return load();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${app}: ${error.message}\n`);
+    process.exit(1);
+  }
+}
