@@ -1,4 +1,4 @@
-import { Queue, UnrecoverableError, Worker } from 'bullmq';
+import { Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { PermanentError, QUEUE_NAMES, valueAt } from '@pw/shared';
@@ -27,6 +27,8 @@ export interface WorkerDeps {
   concurrency?: number;
   /** Lock duration; a dead worker's jobs are taken over after about this long. @defaultValue 30000 */
   lockMs?: number;
+  /** Times a job may be taken over from a dead or stuck worker before it fails. @defaultValue 3 */
+  maxStalledCount?: number;
 }
 
 export interface RunningWorker {
@@ -43,6 +45,7 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
   const { connection, queuePrefix: prefix, outcomes, log, metrics } = deps;
   const concurrency = deps.concurrency ?? 20;
   const lockDuration = deps.lockMs ?? 30_000;
+  const maxStalledCount = deps.maxStalledCount ?? 3;
   const actionsQueue = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection, prefix });
 
   const webhooks = new Worker<WebhookJobData>(
@@ -58,7 +61,14 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
         'actions queued',
       );
     },
-    { connection, prefix, concurrency, lockDuration, stalledInterval: lockDuration },
+    {
+      connection,
+      prefix,
+      concurrency,
+      lockDuration,
+      stalledInterval: lockDuration,
+      maxStalledCount,
+    },
   );
 
   const targetFor = (event: Record<string, unknown>): PartnerTarget => {
@@ -120,6 +130,7 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
     concurrency,
     lockDuration,
     stalledInterval: lockDuration,
+    maxStalledCount,
     settings: {
       backoffStrategy: (attemptsMade, type, error, job) => {
         if (type !== BACKOFF_TYPE || !job) return 0;
@@ -133,6 +144,30 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
     },
   });
 
+  // A job that stalled too often is failed by BullMQ itself, outside any processor: record it.
+  const eventsConnection = connection.duplicate();
+  const actionEvents = new QueueEvents(QUEUE_NAMES.actions, {
+    connection: eventsConnection,
+    prefix,
+  });
+  actionEvents.on('failed', ({ jobId, failedReason }) => {
+    if (!/stalled/i.test(failedReason)) return;
+    void actionsQueue
+      .getJob(jobId)
+      .then(async (job) => {
+        if (!job) return;
+        await outcomes.settled(job.data.webhook_id, job.data.action, 'failed', failedReason);
+        metrics.actions.inc({ action: job.data.action, outcome: 'failed' });
+        log.error(
+          { webhook_id: job.data.webhook_id, action: job.data.action, job_id: jobId },
+          failedReason,
+        );
+      })
+      .catch((error: unknown) =>
+        log.error({ err: error, job_id: jobId }, 'cannot record a stalled job'),
+      );
+  });
+
   for (const worker of [webhooks, actions]) {
     worker.on('error', (error) => log.error({ err: error }, 'worker error'));
   }
@@ -142,7 +177,8 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
     actions,
     async close(force = false) {
       await Promise.all([webhooks.close(force), actions.close(force)]);
-      await actionsQueue.close();
+      await Promise.all([actionsQueue.close(), actionEvents.close()]);
+      eventsConnection.disconnect();
     },
   };
 }

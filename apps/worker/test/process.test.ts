@@ -22,7 +22,7 @@ const workerEnv = async () => ({
   REDIS_URL: testRedisUrl(),
   QUEUE_PREFIX: prefix,
   WORKER_HEALTH_PORT: String((healthPort = await freePort())),
-  WORKER_LOCK_MS: '1500',
+  WORKER_LOCK_MS: '3000',
   ACTION_BACKOFF: 'fixed',
   ACTION_BACKOFF_DELAY_MS: '50',
   LOG_LEVEL: 'debug',
@@ -50,7 +50,7 @@ afterAll(async () => {
   await sandbox.stop();
 });
 
-describe('worker processes', () => {
+describe('worker processes', { timeout: 60_000 }, () => {
   it('a worker killed with SIGKILL mid-job: its jobs run to completion in a second worker', async () => {
     const jobs = Array.from({ length: 10 }, () => webhookJob('contract', 'signed'));
     const hold = sandbox.api.hold(/^\/contracts\/.+\/documents$/);
