@@ -10,7 +10,12 @@ import type { Sandbox } from '@pw/sandbox';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const env: Record<string, string | undefined> = { ...process.env };
-const colours: Record<string, string> = { ingress: '36', worker: '35', sandbox: '33', start: '32' };
+const colours: Record<string, string> = {
+  ingress: '36',
+  worker: '35',
+  dashboard: '34',
+  start: '32',
+};
 const levelColours: Record<string, string> = { warn: '33', error: '31', fatal: '31' };
 const useColour = process.stdout.isTTY;
 const paint = (code: string | undefined, text: string) =>
@@ -22,7 +27,7 @@ function readable(name: string, line: string): string {
   try {
     record = JSON.parse(line) as Record<string, unknown>;
   } catch {
-    return `${paint(colours[name], name.padEnd(7))} ${line}`;
+    return `${paint(colours[name], name.padEnd(9))} ${line}`;
   }
   const { time, level, msg, name: _name, pid: _pid, hostname: _host, err, ...rest } = record;
   const clock = typeof time === 'string' ? time.slice(11, 19) : '';
@@ -32,7 +37,7 @@ function readable(name: string, line: string): string {
   const error =
     err && typeof err === 'object' && 'message' in err ? ` error="${String(err.message)}"` : '';
   const levelText = String(level ?? 'info');
-  return `${clock} ${paint(colours[name], name.padEnd(7))} ${paint(levelColours[levelText], levelText.padEnd(5))} ${String(msg ?? '')} ${paint('2', fields)}${error}`;
+  return `${clock} ${paint(colours[name], name.padEnd(9))} ${paint(levelColours[levelText], levelText.padEnd(5))} ${String(msg ?? '')} ${paint('2', fields)}${error}`;
 }
 
 const say = (message: string) =>
@@ -111,6 +116,8 @@ async function stop(exitCode: number): Promise<void> {
 
 run('ingress', 'apps/ingress/src/main.ts');
 run('worker', 'apps/worker/src/main.ts');
+run('dashboard', 'apps/dashboard/src/main.ts');
+say(`dashboard: http://127.0.0.1:${env.DASHBOARD_PORT || 3001}/admin/queues`);
 say(`try: npm run send -- quote --status approved --wait`);
 process.on('SIGINT', () => void stop(0));
 process.on('SIGTERM', () => void stop(0));

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import {
   commonEnv,
-  effectiveRules,
   envInt,
   envOptionalString,
   envPort,
@@ -37,8 +36,8 @@ const ingressEnv = (production: boolean, actions: ActionsConfig) =>
       dedupWindowSeconds: env.DEDUP_WINDOW_SECONDS,
       recordTtlSeconds: env.RECORD_TTL_SECONDS,
       ...resolveSigning(env),
-      /** Routing rules from `ACTIONS_CONFIG`, else the built-in ones. */
-      rules: effectiveRules(actions),
+      /** Per-action settings and the seed routing rules, from `ACTIONS_CONFIG`. */
+      actions,
     }));
 
 export type IngressConfig = z.output<ReturnType<typeof ingressEnv>>;

@@ -3,7 +3,15 @@ import { once } from 'node:events';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { collectDefaultMetrics } from 'prom-client';
-import { configOrExit, createLogger, QUEUE_NAMES } from '@pw/shared';
+import {
+  configOrExit,
+  createLogger,
+  DEFAULT_RULES,
+  effectiveRules,
+  LiveRules,
+  QUEUE_NAMES,
+  RulesStore,
+} from '@pw/shared';
 import type { WebhookJobData } from '@pw/shared';
 import { createApp } from './app.js';
 import { loadIngressConfig } from './config.js';
@@ -28,11 +36,19 @@ const queue = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, {
 });
 queue.on('error', (error) => log.warn({ err: error }, 'queue error'));
 
+// Routing rules live in Redis (the dashboard edits them); a change reaches this process at once.
+const seed = config.actions.rules ?? DEFAULT_RULES;
+const rulesStore = new RulesStore(redis, { queuePrefix: config.queuePrefix, seed });
+const rulesSubscriber = redis.duplicate({ enableOfflineQueue: true });
+const liveRules = new LiveRules(rulesStore, rulesSubscriber, log, seed);
+liveRules.start().catch((error: unknown) => log.warn({ err: error }, 'routing rules not live yet'));
+
 const metrics = new IngressMetrics();
 collectDefaultMetrics({ register: metrics.registry });
 const app = createApp({
   intake: new WebhookIntake(queue, redis, config),
-  rules: { current: () => config.rules },
+  // Actions disabled in ACTIONS_CONFIG stay disabled whatever the rules say.
+  rules: { current: () => effectiveRules({ ...config.actions, rules: [...liveRules.current()] }) },
   redis,
   log,
   metrics,
@@ -64,6 +80,7 @@ async function shutdown(signal: string): Promise<void> {
   clearTimeout(force);
   await queue.close().catch(() => undefined);
   redis.disconnect();
+  rulesSubscriber.disconnect();
   log.info('stopped');
   process.exit(0);
 }

@@ -1,19 +1,12 @@
 import type { JobsOptions } from 'bullmq';
-import type { ActionName, ActionsConfig, WebhookJobData } from '@pw/shared';
-
-export interface BackoffPolicy {
-  type: 'fixed' | 'exponential';
-  delay_ms: number;
-}
-
-/** One action of one webhook, as a job on the `actions` queue. */
-export interface ActionJobData {
-  webhook_id: string;
-  action: ActionName;
-  event_type: string;
-  event: Record<string, unknown>;
-  backoff: BackoffPolicy;
-}
+import { actionJobId } from '@pw/shared';
+import type {
+  ActionJobData,
+  ActionName,
+  ActionsConfig,
+  BackoffPolicy,
+  WebhookJobData,
+} from '@pw/shared';
 
 export interface RetryDefaults {
   attempts: number;
@@ -23,9 +16,6 @@ export interface RetryDefaults {
 
 /** The custom backoff type: the worker's strategy reads the policy from the job. */
 export const BACKOFF_TYPE = 'partner-webhooks';
-
-/** `<webhook_id>.<action>`: adding the same action twice adds it once. */
-export const actionJobId = (webhookId: string, action: string): string => `${webhookId}.${action}`;
 
 /** The action jobs of a webhook, with each action's attempts and backoff. */
 export function actionJobs(

@@ -1,4 +1,4 @@
-import type { BackoffPolicy } from './action-jobs.js';
+import type { BackoffPolicy } from '@pw/shared';
 
 /**
  * The delay before retry number `attemptsMade`: fixed, or exponential with jitter (between half

@@ -2,9 +2,15 @@ import { Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { PermanentError, QUEUE_NAMES, valueAt } from '@pw/shared';
-import type { ActionsConfig, Logger, OutcomeStore, WebhookJobData } from '@pw/shared';
+import type {
+  ActionJobData,
+  ActionsConfig,
+  Logger,
+  OutcomeStore,
+  WebhookJobData,
+} from '@pw/shared';
 import { actionJobs, BACKOFF_TYPE } from './action-jobs.js';
-import type { ActionJobData, RetryDefaults } from './action-jobs.js';
+import type { RetryDefaults } from './action-jobs.js';
 import { boundApi } from './actions/action.js';
 import { ACTIONS } from './actions/registry.js';
 import { retryDelay } from './backoff.js';
@@ -119,8 +125,12 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
       await outcomes.settled(webhookId, action, state, describe(error));
       metrics.actions.inc({ action, outcome: state });
       actionLog.warn({ err: error, final }, final ? 'action failed' : 'action will be retried');
-      if (permanent) throw new UnrecoverableError(describe(error));
-      throw error;
+      // The job keeps the reason, not our stack: operators read it on the board.
+      const recorded = permanent
+        ? new UnrecoverableError(describe(error))
+        : new Error(describe(error), { cause: error });
+      recorded.stack = `${recorded.name}: ${recorded.message}`;
+      throw recorded;
     }
   };
 
@@ -138,7 +148,7 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
         return retryDelay(
           attemptsMade,
           data.backoff,
-          error instanceof CallFailed ? error.retryAfterMs : undefined,
+          error?.cause instanceof CallFailed ? error.cause.retryAfterMs : undefined,
         );
       },
     },

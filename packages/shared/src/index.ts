@@ -15,3 +15,4 @@ export * from './rules/routing-rules.js';
 export * from './auth/token-manager.js';
 export * from './outcomes/outcome-store.js';
 export * from './actions/actions-config.js';
+export * from './rules/rules-store.js';

@@ -1,4 +1,5 @@
 import type { JobsOptions } from 'bullmq';
+import type { ActionName } from '../events/registry.js';
 
 /** Queue names, one place: the ingress adds to `webhooks`, the worker fans out to `actions`. */
 export const QUEUE_NAMES = {
@@ -38,4 +39,21 @@ export function webhookJobOptions(webhookId: string, retention: RetentionSetting
     removeOnComplete: { age: retention.recordTtlSeconds },
     removeOnFail: { age: retention.recordTtlSeconds },
   };
+}
+
+/** `<webhook_id>.<action>`: the id of an action's job, so adding it twice adds it once. */
+export const actionJobId = (webhookId: string, action: string): string => `${webhookId}.${action}`;
+
+export interface BackoffPolicy {
+  type: 'fixed' | 'exponential';
+  delay_ms: number;
+}
+
+/** One action of one webhook, as a job on the `actions` queue. */
+export interface ActionJobData {
+  webhook_id: string;
+  action: ActionName;
+  event_type: string;
+  event: Record<string, unknown>;
+  backoff: BackoffPolicy;
 }

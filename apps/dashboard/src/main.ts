@@ -1,0 +1,78 @@
+// Composition root of the dashboard: the only place that reads the environment and builds clients.
+import { once } from 'node:events';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import {
+  configOrExit,
+  createLogger,
+  DEFAULT_RULES,
+  OutcomeStore,
+  QUEUE_NAMES,
+  RulesStore,
+} from '@pw/shared';
+import type { ActionJobData, WebhookJobData } from '@pw/shared';
+import { createDashboard } from './app.js';
+import { loadDashboardConfig } from './config.js';
+import { createDashboardMetrics } from './metrics.js';
+import { Operator } from './operator.js';
+
+const config = configOrExit('dashboard', () => loadDashboardConfig(process.env));
+const log = createLogger({ name: 'dashboard', level: config.LOG_LEVEL });
+const redis = new Redis(config.REDIS_URL, {
+  maxRetriesPerRequest: 1,
+  connectionName: 'pw-dashboard',
+});
+redis.on('error', (error) => log.warn({ err: error }, 'Redis connection error'));
+const prefix = config.QUEUE_PREFIX;
+const webhooks = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, { connection: redis, prefix });
+const actions = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection: redis, prefix });
+const outcomes = new OutcomeStore(redis, {
+  queuePrefix: prefix,
+  recordTtlSeconds: config.RECORD_TTL_SECONDS,
+});
+
+const app = createDashboard({
+  queues: [webhooks, actions],
+  operator: new Operator({ webhooks, actions }, outcomes),
+  rules: new RulesStore(redis, {
+    queuePrefix: prefix,
+    seed: config.actions.rules ?? DEFAULT_RULES,
+  }),
+  metrics: createDashboardMetrics([webhooks, actions]),
+  log,
+  credentials: { user: config.user, password: config.password },
+});
+
+const server = app.listen(config.DASHBOARD_PORT, () => {
+  const address = `http://127.0.0.1:${config.DASHBOARD_PORT}`;
+  log.info(
+    { board: `${address}/admin/queues`, api: `${address}/api`, user: config.user },
+    'dashboard listening',
+  );
+  // Printed once, on the terminal only: a development convenience, never in production.
+  if (config.generatedPassword) {
+    process.stdout.write(
+      `dashboard: log in as ${config.user} with the password ${config.password} (made up for this run)\n`,
+    );
+  }
+});
+server.on('error', (error) => {
+  log.fatal({ err: error }, 'dashboard cannot listen');
+  process.exit(1);
+});
+
+async function shutdown(signal: string): Promise<void> {
+  log.info({ signal }, 'stopping');
+  const closed = once(server, 'close');
+  server.close();
+  server.closeIdleConnections();
+  const timer = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE_MS);
+  timer.unref();
+  await closed;
+  await Promise.all([webhooks.close(), actions.close()]).catch(() => undefined);
+  redis.disconnect();
+  log.info('stopped');
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -1,0 +1,85 @@
+import type { Job, Queue } from 'bullmq';
+import { actionJobId, isActionName } from '@pw/shared';
+import type { ActionJobData, OutcomeStore, WebhookJobData } from '@pw/shared';
+
+export interface DeadLetter {
+  webhook_id: string;
+  action: string;
+  event_type: string;
+  failed_reason: string;
+  attempts: number;
+  failed_at: string | null;
+}
+
+export interface DeadLetterFilter {
+  action?: string;
+  event_type?: string;
+}
+
+/** What operators do with deliveries: read outcomes, list dead letters, replay failed actions. */
+export class Operator {
+  constructor(
+    private readonly queues: { webhooks: Queue<WebhookJobData>; actions: Queue<ActionJobData> },
+    private readonly outcomes: OutcomeStore,
+  ) {}
+
+  outcome(webhookId: string) {
+    return this.outcomes.get(webhookId, this.queues.webhooks);
+  }
+
+  /** Replays the failed actions of one webhook; returns their names (none: nothing had failed). */
+  async replayWebhook(webhookId: string): Promise<string[] | null> {
+    const outcome = await this.outcome(webhookId);
+    if (!outcome) return null;
+    const replayed: string[] = [];
+    for (const action of outcome.actions.filter((a) => a.state === 'failed')) {
+      const job = isActionName(action.name)
+        ? await this.queues.actions.getJob(actionJobId(webhookId, action.name))
+        : undefined;
+      if (job && (await this.replay(job))) replayed.push(action.name);
+    }
+    return replayed;
+  }
+
+  /** Actions that failed for good (attempts used up, or a permanent error), newest first. */
+  async deadLetters(filter: DeadLetterFilter = {}): Promise<DeadLetter[]> {
+    const jobs = await this.failedJobs(filter);
+    return jobs.map((job) => ({
+      webhook_id: job.data.webhook_id,
+      action: job.data.action,
+      event_type: job.data.event_type,
+      failed_reason: job.failedReason,
+      attempts: job.attemptsMade,
+      failed_at: job.finishedOn ? new Date(job.finishedOn).toISOString() : null,
+    }));
+  }
+
+  /** Replays every dead letter matching `filter`. */
+  async replayDeadLetters(
+    filter: DeadLetterFilter = {},
+  ): Promise<{ webhook_id: string; action: string }[]> {
+    const replayed: { webhook_id: string; action: string }[] = [];
+    for (const job of await this.failedJobs(filter)) {
+      if (await this.replay(job))
+        replayed.push({ webhook_id: job.data.webhook_id, action: job.data.action });
+    }
+    return replayed;
+  }
+
+  private async failedJobs(filter: DeadLetterFilter): Promise<Job<ActionJobData>[]> {
+    const jobs = await this.queues.actions.getFailed(0, -1);
+    return jobs.filter(
+      (job) =>
+        (!filter.action || job.data.action === filter.action) &&
+        (!filter.event_type || job.data.event_type === filter.event_type),
+    );
+  }
+
+  /** Back to waiting with its attempts renewed; the outcome record says `waiting` again. */
+  private async replay(job: Job<ActionJobData>): Promise<boolean> {
+    if (!(await job.isFailed())) return false;
+    await this.outcomes.requeued(job.data.webhook_id, job.data.action);
+    await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+    return true;
+  }
+}

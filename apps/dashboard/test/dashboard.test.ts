@@ -1,0 +1,262 @@
+import { Queue, UnrecoverableError, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  actionJobId,
+  createLogger,
+  DEFAULT_RULES,
+  OutcomeStore,
+  QUEUE_NAMES,
+  RulesStore,
+} from '@pw/shared';
+import type { ActionJobData, WebhookJobData } from '@pw/shared';
+import { deleteKeys, testRedisUrl, uniquePrefix } from '@pw/test-utils';
+import { createDashboard } from '../src/app.js';
+import { createDashboardMetrics } from '../src/metrics.js';
+import { Operator } from '../src/operator.js';
+
+const prefix = uniquePrefix();
+const auth = { user: 'operator', password: 'correct horse' };
+let redis: Redis;
+let webhooks: Queue<WebhookJobData>;
+let actions: Queue<ActionJobData>;
+let outcomes: OutcomeStore;
+let app: ReturnType<typeof createDashboard>;
+let failing: Worker<ActionJobData>;
+/** Actions the stand-in worker lets through; the rest fail for good. */
+const healthy = new Set<string>();
+
+const action = (
+  webhookId: string,
+  name: ActionJobData['action'],
+  eventType: string,
+): ActionJobData => ({
+  webhook_id: webhookId,
+  action: name,
+  event_type: eventType,
+  event: {},
+  backoff: { type: 'fixed', delay_ms: 1 },
+});
+
+async function webhook(id: string, eventType: string, names: ActionJobData['action'][]) {
+  await outcomes.open({
+    webhook_id: id,
+    event_type: eventType,
+    entity_id: 'E-1',
+    received_at: new Date().toISOString(),
+    actions: names,
+    event: {},
+  });
+  await actions.addBulk(
+    names.map((name) => ({
+      name,
+      data: action(id, name, eventType),
+      opts: { jobId: actionJobId(id, name), attempts: 2 },
+    })),
+  );
+}
+
+let subscriber: Redis;
+const settled = (id: string) => outcomes.waitUntilFinished(id, subscriber, { timeoutMs: 10_000 });
+
+beforeAll(() => {
+  redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
+  subscriber = redis.duplicate();
+  webhooks = new Queue(QUEUE_NAMES.webhooks, { connection: redis, prefix });
+  actions = new Queue(QUEUE_NAMES.actions, { connection: redis, prefix });
+  outcomes = new OutcomeStore(redis, { queuePrefix: prefix, recordTtlSeconds: 600 });
+  // A real BullMQ worker standing in for ours: it records outcomes the same way.
+  failing = new Worker<ActionJobData>(
+    QUEUE_NAMES.actions,
+    async (job) => {
+      await outcomes.started(job.data.webhook_id, job.data.action);
+      if (healthy.has(job.data.action))
+        return outcomes.settled(job.data.webhook_id, job.data.action, 'completed');
+      await outcomes.settled(
+        job.data.webhook_id,
+        job.data.action,
+        'failed',
+        'POST /x answered 400',
+      );
+      throw new UnrecoverableError('POST /x answered 400');
+    },
+    { connection: redis, prefix },
+  );
+  app = createDashboard({
+    queues: [webhooks, actions],
+    operator: new Operator({ webhooks, actions }, outcomes),
+    rules: new RulesStore(redis, { queuePrefix: prefix, seed: DEFAULT_RULES }),
+    metrics: createDashboardMetrics([webhooks, actions]),
+    log: createLogger({ name: 'dashboard-test', level: 'silent' }),
+    credentials: auth,
+  });
+});
+afterAll(async () => {
+  await failing.close();
+  await Promise.all([webhooks.close(), actions.close()]);
+  await deleteKeys(redis, prefix);
+  subscriber.disconnect();
+  redis.disconnect();
+});
+
+const get = (path: string) => request(app).get(path).auth(auth.user, auth.password);
+const post = (path: string, body: object = {}) =>
+  request(app).post(path).auth(auth.user, auth.password).send(body);
+
+describe('basic auth', () => {
+  it('refuses the board and the API without the right credentials, but not /healthz and /metrics', async () => {
+    expect((await request(app).get('/admin/queues')).status).toBe(401);
+    expect((await request(app).get('/api/rules')).status).toBe(401);
+    expect((await request(app).get('/api/rules').auth(auth.user, 'wrong')).status).toBe(401);
+    expect((await request(app).get('/api/rules').auth('someone', auth.password)).status).toBe(401);
+    expect((await request(app).get('/healthz')).status).toBe(200);
+    expect((await request(app).get('/metrics')).status).toBe(200);
+    expect((await get('/admin/queues')).status).toBe(200);
+  });
+});
+
+describe('webhook status, dead letters and replay', () => {
+  it('404 for an unknown webhook', async () => {
+    expect((await get('/api/webhooks/wh_unknown')).status).toBe(404);
+  });
+
+  it('a queued webhook the worker has not taken yet is `queued`', async () => {
+    const data: WebhookJobData = {
+      webhook_id: 'wh_queued0000000000000000',
+      event_type: 'quote.status_changed',
+      entity_id: 'Q-1',
+      received_at: new Date().toISOString(),
+      actions: ['notify_customer'],
+      event: {},
+    };
+    await webhooks.add(data.event_type, data, { jobId: data.webhook_id });
+    const body = (await get(`/api/webhooks/${data.webhook_id}`)).body as {
+      state: string;
+      actions: { state: string }[];
+    };
+    expect(body.state).toBe('queued');
+    expect(body.actions).toEqual([
+      {
+        name: 'notify_customer',
+        state: 'waiting',
+        attempts: 0,
+        last_error: null,
+        completed_at: null,
+      },
+    ]);
+  });
+
+  it('a partly failed webhook shows which action failed and why; replay completes it once fixed', async () => {
+    healthy.add('notify_customer');
+    await webhook('wh_partly00000000000000000', 'quote.status_changed', [
+      'notify_customer',
+      'lock_price',
+    ]);
+    await settled('wh_partly00000000000000000');
+    const partly = (await get('/api/webhooks/wh_partly00000000000000000')).body as {
+      state: string;
+      actions: { name: string; state: string; last_error: string | null }[];
+    };
+    expect(partly.state).toBe('failed');
+    expect(partly.actions.find((a) => a.name === 'lock_price')).toMatchObject({
+      state: 'failed',
+      last_error: 'POST /x answered 400',
+    });
+    expect(partly.actions.find((a) => a.name === 'notify_customer')).toMatchObject({
+      state: 'completed',
+    });
+
+    healthy.add('lock_price');
+    const replay = await post('/api/webhooks/wh_partly00000000000000000/replay');
+    expect(replay.status).toBe(202);
+    expect(replay.body).toEqual({
+      webhook_id: 'wh_partly00000000000000000',
+      replayed: ['lock_price'],
+    });
+    const done = await settled('wh_partly00000000000000000');
+    expect(done.state).toBe('completed');
+    expect(done.actions.find((a) => a.name === 'lock_price')?.attempts).toBe(2);
+    expect((await post('/api/webhooks/wh_unknown/replay')).status).toBe(404);
+  });
+
+  it('lists dead letters with filters and bulk-replays exactly the matching ones', async () => {
+    healthy.clear();
+    await webhook('wh_deadA0000000000000000000', 'sales_opportunity.status_changed', [
+      'update_crm',
+      'update_metrics',
+    ]);
+    await webhook('wh_deadB0000000000000000000', 'sales_opportunity.status_changed', [
+      'update_crm',
+    ]);
+    await settled('wh_deadA0000000000000000000');
+    await settled('wh_deadB0000000000000000000');
+    const crm = (await get('/api/dead-letters?action=update_crm')).body as {
+      dead_letters: { webhook_id: string; failed_reason: string }[];
+    };
+    expect(crm.dead_letters.map((d) => d.webhook_id).sort()).toEqual([
+      'wh_deadA0000000000000000000',
+      'wh_deadB0000000000000000000',
+    ]);
+    expect(crm.dead_letters[0]?.failed_reason).toBe('POST /x answered 400');
+    const bySales = (await get('/api/dead-letters?event_type=sales_opportunity.status_changed'))
+      .body as { dead_letters: unknown[] };
+    expect(bySales.dead_letters).toHaveLength(3);
+
+    healthy.add('update_crm');
+    const replay = await post('/api/dead-letters/replay', { action: 'update_crm' });
+    expect(replay.status).toBe(202);
+    expect(
+      (replay.body as { replayed: { action: string }[] }).replayed.map((r) => r.action),
+    ).toEqual(['update_crm', 'update_crm']);
+    await settled('wh_deadB0000000000000000000');
+    const left = (await get('/api/dead-letters')).body as {
+      dead_letters: { webhook_id: string; action: string }[];
+    };
+    expect(left.dead_letters.map((d) => `${d.webhook_id}:${d.action}`)).toEqual([
+      'wh_deadA0000000000000000000:update_metrics',
+    ]);
+  });
+
+  it('/metrics shows queue depth by state', async () => {
+    const text = (await request(app).get('/metrics')).text;
+    expect(text).toContain('queue_jobs{queue="actions",state="failed"} 1');
+    expect(text).toMatch(/queue_jobs\{queue="actions",state="completed"\} [1-9]/);
+  });
+});
+
+describe('routing rules', () => {
+  it('reads the seeded rules, refuses an invalid document whole, and replaces them with a valid one', async () => {
+    const first = (await get('/api/rules')).body as { rules: unknown[]; updated_by: string | null };
+    expect(first.rules).toHaveLength(DEFAULT_RULES.length);
+    expect(first.updated_by).toBeNull();
+
+    const invalid = await request(app)
+      .put('/api/rules')
+      .auth(auth.user, auth.password)
+      .send({
+        rules: [
+          { event_type: 'quote.status_changed', action: 'notify_customer' },
+          { event_type: 'quote.status_changed', action: 'start_billing' },
+        ],
+      });
+    expect(invalid.status).toBe(400);
+    expect(
+      (invalid.body as { error: { details: { path: string }[] } }).error.details.map((d) => d.path),
+    ).toEqual(['1.action']);
+    expect(((await get('/api/rules')).body as { rules: unknown[] }).rules).toHaveLength(
+      DEFAULT_RULES.length,
+    );
+
+    const valid = await request(app)
+      .put('/api/rules')
+      .auth(auth.user, auth.password)
+      .send({ rules: [{ event_type: 'quote.status_changed', action: 'notify_customer' }] });
+    expect(valid.status).toBe(200);
+    const now = (await get('/api/rules')).body as { rules: unknown[]; updated_by: string };
+    expect(now.rules).toEqual([
+      { event_type: 'quote.status_changed', action: 'notify_customer', enabled: true, when: [] },
+    ]);
+    expect(now.updated_by).toBe(auth.user);
+  });
+});
