@@ -1,9 +1,10 @@
 // Composition root of the dashboard: the only place that reads the environment and builds clients.
-import { once } from 'node:events';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import {
+  closeServer,
   configOrExit,
+  onShutdownSignals,
   createLogger,
   DEFAULT_RULES,
   OutcomeStore,
@@ -61,18 +62,9 @@ server.on('error', (error) => {
   process.exit(1);
 });
 
-async function shutdown(signal: string): Promise<void> {
+onShutdownSignals(log, async (signal) => {
   log.info({ signal }, 'stopping');
-  const closed = once(server, 'close');
-  server.close();
-  server.closeIdleConnections();
-  const timer = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE_MS);
-  timer.unref();
-  await closed;
+  await closeServer(server, config.SHUTDOWN_GRACE_MS, log);
   await Promise.all([webhooks.close(), actions.close()]).catch(() => undefined);
   redis.disconnect();
-  log.info('stopped');
-  process.exit(0);
-}
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
+});

@@ -1,14 +1,15 @@
 // Composition root of the ingress: the only place that reads the environment and builds clients.
-import { once } from 'node:events';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { collectDefaultMetrics } from 'prom-client';
 import {
+  closeServer,
   configOrExit,
   createLogger,
   DEFAULT_RULES,
   effectiveRules,
   LiveRules,
+  onShutdownSignals,
   QUEUE_NAMES,
   RulesStore,
 } from '@pw/shared';
@@ -63,26 +64,10 @@ server.on('error', (error) => {
   process.exit(1);
 });
 
-let stopping = false;
-async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
+onShutdownSignals(log, async (signal) => {
   log.info({ signal, grace_ms: config.shutdownGraceMs }, 'stopping: answering requests in flight');
-  const force = setTimeout(() => {
-    log.warn('grace period over: closing the remaining connections');
-    server.closeAllConnections();
-  }, config.shutdownGraceMs);
-  force.unref();
-  const closed = once(server, 'close');
-  server.close();
-  server.closeIdleConnections();
-  await closed;
-  clearTimeout(force);
+  await closeServer(server, config.shutdownGraceMs, log);
   await queue.close().catch(() => undefined);
   redis.disconnect();
   rulesSubscriber.disconnect();
-  log.info('stopped');
-  process.exit(0);
-}
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
+});

@@ -52,6 +52,14 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
   const concurrency = deps.concurrency ?? 20;
   const lockDuration = deps.lockMs ?? 30_000;
   const maxStalledCount = deps.maxStalledCount ?? 3;
+  const workerOptions = {
+    connection,
+    prefix,
+    concurrency,
+    lockDuration,
+    stalledInterval: lockDuration,
+    maxStalledCount,
+  };
   const actionsQueue = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection, prefix });
 
   const webhooks = new Worker<WebhookJobData>(
@@ -67,14 +75,7 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
         'actions queued',
       );
     },
-    {
-      connection,
-      prefix,
-      concurrency,
-      lockDuration,
-      stalledInterval: lockDuration,
-      maxStalledCount,
-    },
+    workerOptions,
   );
 
   const targetFor = (event: Record<string, unknown>): PartnerTarget => {
@@ -135,12 +136,7 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
   };
 
   const actions = new Worker<ActionJobData>(QUEUE_NAMES.actions, runAction, {
-    connection,
-    prefix,
-    concurrency,
-    lockDuration,
-    stalledInterval: lockDuration,
-    maxStalledCount,
+    ...workerOptions,
     settings: {
       backoffStrategy: (attemptsMade, type, error, job) => {
         if (type !== BACKOFF_TYPE || !job) return 0;

@@ -1,7 +1,13 @@
 // Composition root of the worker: the only place that reads the environment and builds clients.
 import { Redis } from 'ioredis';
 import { collectDefaultMetrics } from 'prom-client';
-import { configOrExit, createLogger, OutcomeStore, TokenManager } from '@pw/shared';
+import {
+  configOrExit,
+  createLogger,
+  onShutdownSignals,
+  OutcomeStore,
+  TokenManager,
+} from '@pw/shared';
 import { loadWorkerConfig } from './config.js';
 import { createWorker } from './create-worker.js';
 import { createHealthServer } from './health-server.js';
@@ -68,25 +74,18 @@ health.on('error', (error) => {
   process.exit(1);
 });
 
-let stopping = false;
-async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
+onShutdownSignals(log, async (signal) => {
   log.info({ signal, grace_ms: config.SHUTDOWN_GRACE_MS }, 'stopping: letting active jobs finish');
   let timer: NodeJS.Timeout | undefined;
-  const graceOver = new Promise<'timeout'>(
-    (resolve) => (timer = setTimeout(() => resolve('timeout'), config.SHUTDOWN_GRACE_MS)),
-  );
+  const graceOver = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), config.SHUTDOWN_GRACE_MS);
+  });
   const result = await Promise.race([worker.close(), graceOver]);
   clearTimeout(timer);
   if (result === 'timeout') {
-    log.warn('grace period over: returning the unfinished jobs to the queue');
+    log.warn('grace period over: leaving the unfinished jobs to be taken over by another worker');
     await worker.close(true);
   }
   health.close();
   connection.disconnect();
-  log.info('stopped');
-  process.exit(0);
-}
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
+});

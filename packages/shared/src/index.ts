@@ -16,3 +16,4 @@ export * from './auth/token-manager.js';
 export * from './outcomes/outcome-store.js';
 export * from './actions/actions-config.js';
 export * from './rules/rules-store.js';
+export * from './lifecycle.js';
