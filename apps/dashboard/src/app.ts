@@ -2,6 +2,7 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import express from 'express';
+import helmet from 'helmet';
 import type { NextFunction, Request, Response } from 'express';
 import type { Queue } from 'bullmq';
 import type { Registry } from 'prom-client';
@@ -35,6 +36,7 @@ export function createDashboard(deps: DashboardDeps): express.Express {
   const { operator, log } = deps;
   const app = express();
   app.disable('x-powered-by');
+  app.use(helmet());
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

@@ -114,6 +114,13 @@ describe('basic auth', () => {
     expect((await request(app).get('/metrics')).status).toBe(200);
     expect((await get('/admin/queues')).status).toBe(200);
   });
+
+  it('answers with security headers', async () => {
+    const response = await get('/api/rules');
+    expect(response.headers['x-content-type-options']).toBe('nosniff');
+    expect(response.headers['x-frame-options']).toBe('SAMEORIGIN');
+    expect(response.headers['x-powered-by']).toBeUndefined();
+  });
 });
 
 describe('webhook status, dead letters and replay', () => {

@@ -1,4 +1,5 @@
 import express from 'express';
+import helmet from 'helmet';
 import type { NextFunction, Request, Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { Logger } from '@pw/shared';
@@ -19,6 +20,7 @@ export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.use(helmet());
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

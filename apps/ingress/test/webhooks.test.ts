@@ -335,6 +335,16 @@ describe('rate limit', () => {
   });
 });
 
+describe('security headers', () => {
+  it('every answer carries the usual security headers and no X-Powered-By', async () => {
+    const response = await post(pathOf('quote'), signedEvent('quote'));
+    expect(response.headers['x-content-type-options']).toBe('nosniff');
+    expect(response.headers['strict-transport-security']).toBeDefined();
+    expect(response.headers['content-security-policy']).toBeDefined();
+    expect(response.headers['x-powered-by']).toBeUndefined();
+  });
+});
+
 describe('health and metrics', () => {
   it('/healthz and /readyz answer 200 with Redis up', async () => {
     expect((await request(harness.app).get('/healthz')).status).toBe(200);

@@ -5,6 +5,7 @@ import type { Registry } from 'prom-client';
 /** `/healthz` and `/metrics` on the worker's health port. */
 export function createHealthServer(registry: Registry): Server {
   return createServer((req, res) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
     if (req.method === 'GET' && req.url === '/healthz') {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
     } else if (req.method === 'GET' && req.url === '/metrics') {

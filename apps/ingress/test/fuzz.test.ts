@@ -1,0 +1,114 @@
+// Property-based: whatever a broken sender or an attacker posts, the answer is one of the
+// contract's 4xx codes (or 200 for what really is a valid event), never a 5xx, and nothing but
+// accepted events reaches the queue.
+import fc from 'fast-check';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  errorBodySchema,
+  EVENT_KINDS,
+  eventDefinitionByKind,
+  sampleEvent,
+  signEvent,
+  withoutSignature,
+} from '@pw/shared';
+import { TEST_SECRET } from '@pw/test-utils';
+import { jobCount, startHarness } from './harness.js';
+import type { Harness } from './harness.js';
+
+const REFUSALS = new Map([
+  [400, 'invalid_json'],
+  [401, 'invalid_signature'],
+  [413, 'payload_too_large'],
+  [415, 'unsupported_media_type'],
+  [422, 'validation_failed'],
+]);
+
+let harness: Harness;
+beforeAll(async () => {
+  harness = await startHarness({ settings: { maxBodyBytes: 4096 } });
+});
+afterAll(async () => {
+  await harness.close();
+});
+
+const kind = fc.constantFrom(...EVENT_KINDS);
+const contentType = fc.oneof(
+  fc.constant('application/json'),
+  fc.constant('application/json; charset=utf-8'),
+  fc.constantFrom(
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'application/json; charset=latin1',
+    '',
+  ),
+  fc.string({ maxLength: 40 }),
+);
+
+/** A valid event with one member replaced, removed or added: signed, so the schema is reached. */
+const mutatedEvent = fc
+  .tuple(
+    kind,
+    fc.string({ minLength: 1, maxLength: 20 }),
+    fc.option(fc.jsonValue({ maxDepth: 3 })),
+    fc.boolean(),
+  )
+  .map(([k, key, value, pickExisting]) => {
+    const event = sampleEvent(k);
+    const keys = Object.keys(event);
+    const target = pickExisting ? keys[key.length % keys.length]! : key;
+    if (value === null) delete event[target];
+    else event[target] = value;
+    return { kind: k, body: JSON.stringify(signEvent(event, TEST_SECRET)) };
+  });
+
+const garbage = fc
+  .tuple(
+    kind,
+    fc.oneof(
+      fc.string({ maxLength: 300 }),
+      fc.json({ maxDepth: 4 }),
+      fc.string({ minLength: 4097, maxLength: 6000 }),
+      fc.constant('['.repeat(3000)),
+      kind.map((k) =>
+        JSON.stringify({ ...sampleEvent(k), signature: 'sha256=' + 'ab'.repeat(32) }),
+      ),
+      fc
+        .string({ maxLength: 80 })
+        .chain((signature) => kind.map((k) => JSON.stringify({ ...sampleEvent(k), signature }))),
+    ),
+  )
+  .map(([k, body]) => ({ kind: k, body }));
+
+describe('fuzzing the webhook endpoints', () => {
+  it('answers every malformed request with a contract 4xx, never a 5xx, and enqueues only what it accepts', async () => {
+    const accepted = new Set<string>();
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(mutatedEvent, garbage),
+        contentType,
+        async ({ kind: k, body }, type) => {
+          const definition = eventDefinitionByKind(k);
+          const response = await request(harness.app)
+            .post(definition.path)
+            .set('content-type', type)
+            .send(body);
+          if (response.status === 200) {
+            // Only a real event of this endpoint may get through.
+            expect(type.toLowerCase()).toMatch(/^application\/json/);
+            const sent = JSON.parse(body) as Record<string, unknown>;
+            expect(definition.schema.safeParse(sent).success).toBe(true);
+            expect(withoutSignature(sent).event_type).toBe(definition.type);
+            accepted.add((response.body as { webhook_id: string }).webhook_id);
+            return;
+          }
+          expect(REFUSALS.has(response.status), `status ${response.status}`).toBe(true);
+          const error = errorBodySchema.parse(response.body);
+          expect(error.error.code).toBe(REFUSALS.get(response.status));
+        },
+      ),
+      { numRuns: 1500 },
+    );
+    expect(await jobCount(harness)).toBe(accepted.size);
+  });
+});
