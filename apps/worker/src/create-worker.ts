@@ -59,6 +59,8 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
     lockDuration,
     stalledInterval: lockDuration,
     maxStalledCount,
+    // Back at work within a second once Redis is reachable again (BullMQ waits 15 s by default).
+    runRetryDelay: 1000,
   };
   const actionsQueue = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection, prefix });
 
