@@ -80,7 +80,7 @@ const garbage = fc
   )
   .map(([k, body]) => ({ kind: k, body }));
 
-describe('fuzzing the webhook endpoints', () => {
+describe('fuzzing the webhook endpoints', { timeout: 120_000 }, () => {
   it('answers every malformed request with a contract 4xx, never a 5xx, and enqueues only what it accepts', async () => {
     const accepted = new Set<string>();
     await fc.assert(
