@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actionsConfigSchema } from '@pw/shared';
+import { Queue } from 'bullmq';
+import { actionsConfigSchema, QUEUE_NAMES } from '@pw/shared';
+import { testRedisUrl } from '@pw/test-utils';
 import { startSandbox } from '@pw/sandbox';
 import { webhookJob } from './fixtures.js';
 import { startWorkerHarness } from './harness.js';
@@ -197,6 +199,35 @@ describe('ACTIONS_CONFIG', () => {
       expect(
         harness.sandbox.api.calls.map((call) => (call.body as { action: string }).action),
       ).toEqual(['notify_customer']);
+    } finally {
+      await harness.close();
+    }
+  });
+});
+
+describe('the partner API down, then back', () => {
+  it('actions wait with backoff and complete; nothing with attempts left reaches the dead letters', async () => {
+    const harness = await startWorkerHarness({ attempts: 50 });
+    try {
+      await harness.sandbox.api.down();
+      const jobs = [webhookJob('quote', 'approved'), webhookJob('contract', 'active')];
+      for (const job of jobs) await harness.enqueue(job);
+      // Every action has failed at least once against the closed port before the API returns.
+      for (const job of jobs) {
+        await harness.until(job.webhook_id, (o) => o.actions.every((a) => a.state === 'retrying'));
+      }
+      await harness.sandbox.api.up();
+      for (const job of jobs) {
+        const outcome = await harness.finished(job.webhook_id);
+        expect(outcome.state).toBe('completed');
+        expect(outcome.actions.every((a) => a.attempts >= 2)).toBe(true);
+      }
+      const actions = new Queue(QUEUE_NAMES.actions, {
+        connection: { url: testRedisUrl() },
+        prefix: harness.prefix,
+      });
+      expect(await actions.getFailedCount()).toBe(0);
+      await actions.close();
     } finally {
       await harness.close();
     }
