@@ -86,10 +86,29 @@ describe('worker processes', { timeout: 60_000 }, () => {
     expect(metrics).toContain('action_duration_seconds_bucket');
   });
 
-  it('SIGTERM lets the worker finish and exit 0', async () => {
+  it('SIGTERM under load: active jobs finish, the others stay queued for the next worker, exit 0', async () => {
     const run = runs.at(-1)!;
-    expect(await run.stop('SIGTERM')).toBe(0);
+    const jobs = Array.from({ length: 30 }, () => webhookJob('sales', 'lost'));
+    const hold = sandbox.api.hold(/^\/crm\/opportunities\//);
+    for (const job of jobs) await webhooks.add(job.event_type, job, { jobId: job.webhook_id });
+    await hold.held(10);
+    const exited = run.stop('SIGTERM');
+    await run.printed('stopping: letting active jobs finish');
+    hold.release();
+    expect(await exited).toBe(0);
     expect(run.output).toContain('stopped');
+
+    await startWorker();
+    const outcomes = new OutcomeStore(redis, { queuePrefix: prefix, recordTtlSeconds: 60 });
+    for (const job of jobs) {
+      const outcome = await outcomes.waitUntilFinished(job.webhook_id, subscriber, {
+        timeoutMs: 40_000,
+      });
+      expect(outcome.state).toBe('completed');
+      expect(outcome.actions[0]!.attempts).toBe(1);
+    }
+    const last = runs.at(-1)!;
+    expect(await last.stop('SIGTERM')).toBe(0);
   });
 
   it('no log line of a whole run holds the client secret or an access token', () => {
