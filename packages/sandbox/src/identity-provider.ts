@@ -78,6 +78,8 @@ export async function startIdentityProvider(
       return;
     }
     if (req.url.startsWith(`${mount}/protocol/openid-connect/token`)) tokenRequests++;
+    // oidc-provider finds its mount path from `originalUrl`, as Express sets it.
+    (req as typeof req & { originalUrl?: string }).originalUrl = req.url;
     req.url = req.url.slice(mount.length) || '/';
     void callback(req, res);
   };

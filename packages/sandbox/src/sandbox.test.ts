@@ -55,6 +55,14 @@ describe('identity provider', () => {
     expect(await sandbox.idp.isIssued('made-up-token')).toBe(false);
   });
 
+  it('publishes discovery under the realm, with the Keycloak token endpoint', async () => {
+    const discovery = (await (
+      await fetch(`${sandbox.env.AUTH_URL}/realms/partner/.well-known/openid-configuration`)
+    ).json()) as { issuer: string; token_endpoint: string };
+    expect(discovery.issuer).toBe(`${sandbox.env.AUTH_URL}/realms/partner`);
+    expect(discovery.token_endpoint).toBe(sandbox.idp.tokenUrl);
+  });
+
   it('accepts client_secret_basic too, and refuses a wrong secret with invalid_client', async () => {
     const basic = Buffer.from(
       `${sandbox.env.AUTH_CLIENT_ID}:${sandbox.env.AUTH_CLIENT_SECRET}`,
