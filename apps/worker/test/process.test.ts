@@ -28,8 +28,8 @@ const workerEnv = async () => ({
   LOG_LEVEL: 'debug',
 });
 
-async function startWorker(): Promise<ChildRun> {
-  const run = ChildRun.tsx('apps/worker/src/main.ts', await workerEnv());
+async function startWorker(extra: Record<string, string> = {}): Promise<ChildRun> {
+  const run = ChildRun.tsx('apps/worker/src/main.ts', { ...(await workerEnv()), ...extra });
   runs.push(run);
   await run.printed('worker running');
   return run;
@@ -51,10 +51,10 @@ afterAll(async () => {
 });
 
 describe('worker processes', { timeout: 60_000 }, () => {
-  it('a worker killed with SIGKILL mid-job: its jobs run to completion in a second worker', async () => {
-    const jobs = Array.from({ length: 10 }, () => webhookJob('contract', 'signed'));
+  it('a worker killed with SIGKILL with 200 actions in flight: all complete in a second worker', async () => {
+    const jobs = Array.from({ length: 200 }, () => webhookJob('contract', 'signed'));
     const hold = sandbox.api.hold(/^\/contracts\/.+\/documents$/);
-    const first = await startWorker();
+    const first = await startWorker({ WORKER_CONCURRENCY: '200' });
     for (const job of jobs) await webhooks.add(job.event_type, job, { jobId: job.webhook_id });
     await hold.held(jobs.length);
     expect(await first.stop('SIGKILL')).toBe(null);
