@@ -150,6 +150,7 @@ describe('webhook status, dead letters and replay', () => {
         attempts: 0,
         last_error: null,
         completed_at: null,
+        skipped: null,
       },
     ]);
   });

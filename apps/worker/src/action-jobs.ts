@@ -37,6 +37,7 @@ export function actionJobs(
           event_type: webhook.event_type,
           event: webhook.event,
           backoff: settings?.backoff ?? defaults.backoff,
+          entity_id: webhook.entity_id,
         },
         opts: {
           jobId: actionJobId(webhook.webhook_id, action),

@@ -37,6 +37,9 @@ describe('worker configuration', () => {
     attempts: 3
     backoff: { type: fixed, delay_ms: 250 }
     path: /v2/quotes/{quote_id}/lock
+    rate_limit: { max: 10, duration_ms: 1000 }
+    max_concurrent: 2
+    skip_when_stale: false
 commission:
   default_rate: 0.04
   rates_by_market: { ASIA: 0.06 }
@@ -57,6 +60,9 @@ markets:
       attempts: 3,
       backoff: { type: 'fixed', delay_ms: 250 },
       path: '/v2/quotes/{quote_id}/lock',
+      rate_limit: { max: 10, duration_ms: 1000 },
+      max_concurrent: 2,
+      skip_when_stale: false,
     });
     expect(config.actions.commission).toEqual({
       default_rate: 0.04,

@@ -1,4 +1,4 @@
-import { Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
+import { DelayedError, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { PermanentError, QUEUE_NAMES, valueAt } from '@pw/shared';
@@ -9,11 +9,13 @@ import type {
   OutcomeStore,
   WebhookJobData,
 } from '@pw/shared';
+import { ActionLimits } from './action-limits.js';
 import { actionJobs, BACKOFF_TYPE } from './action-jobs.js';
 import type { RetryDefaults } from './action-jobs.js';
 import { boundApi } from './actions/action.js';
 import { ACTIONS } from './actions/registry.js';
 import { retryDelay } from './backoff.js';
+import { EventOrder } from './event-order.js';
 import type { PartnerTarget } from './config.js';
 import type { WorkerMetrics } from './metrics.js';
 import { CallFailed } from './partner-api.js';
@@ -63,13 +65,17 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
     runRetryDelay: 1000,
   };
   const actionsQueue = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection, prefix });
+  const order = new EventOrder(connection, prefix, deps.retry.recordTtlSeconds);
+  // A slot of a worker that died is free again once its job could have run its course.
+  const limits = new ActionLimits(connection, prefix, lockDuration + 2 * deps.api.timeoutMs);
 
   const webhooks = new Worker<WebhookJobData>(
     QUEUE_NAMES.webhooks,
     async (job) => {
       // Actions disabled in ACTIONS_CONFIG since the ingress chose them are left out here too.
       const jobs = actionJobs(job.data, deps.actionsConfig, deps.retry);
-      await outcomes.open({ ...job.data, actions: jobs.map((entry) => entry.data.action) });
+      const stale = await order.takeIn(job.data.event_type, job.data.entity_id, job.data.event);
+      await outcomes.open({ ...job.data, actions: jobs.map((entry) => entry.data.action) }, stale);
       await actionsQueue.addBulk(jobs);
       metrics.webhooks.inc({ event_type: job.data.event_type });
       log.info(
@@ -88,12 +94,50 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
     );
   };
 
-  const runAction = async (job: Job<ActionJobData>, _token?: string, signal?: AbortSignal) => {
+  const runAction = async (job: Job<ActionJobData>, token?: string, signal?: AbortSignal) => {
     const { webhook_id: webhookId, action, event } = job.data;
     const definition = ACTIONS[action];
     const settings = deps.actionsConfig.actions[action];
     const attempt = job.attemptsMade + 1;
     const actionLog = log.child({ webhook_id: webhookId, action, job_id: job.id, attempt });
+    const entityId = job.data.entity_id;
+    if (
+      (settings?.skip_when_stale ?? definition.changesState) &&
+      entityId !== undefined &&
+      (await order.isStale(job.data.event_type, entityId, event))
+    ) {
+      await outcomes.skipped(webhookId, action, 'stale');
+      metrics.actions.inc({ action, outcome: 'skipped_stale' });
+      actionLog.info('action skipped: a newer event for the same entity came first');
+      return { skipped: 'stale' };
+    }
+    const limited = settings && ActionLimits.applies(settings) ? settings : undefined;
+    if (limited) {
+      // Every time the job came back from waiting for a slot counts as a start without a call.
+      const waits = Math.max(0, job.attemptsStarted - job.attemptsMade - 1);
+      const waitMs = await limits.acquire(action, job.id ?? webhookId, limited, waits);
+      if (waitMs > 0) {
+        metrics.actionsThrottled.inc({ action });
+        await job.moveToDelayed(Date.now() + waitMs, token);
+        throw new DelayedError();
+      }
+    }
+    try {
+      return await callAction(job, attempt, actionLog, signal);
+    } finally {
+      if (limited?.max_concurrent) await limits.release(action, job.id ?? webhookId);
+    }
+  };
+
+  const callAction = async (
+    job: Job<ActionJobData>,
+    attempt: number,
+    actionLog: Logger,
+    signal?: AbortSignal,
+  ) => {
+    const { webhook_id: webhookId, action, event } = job.data;
+    const definition = ACTIONS[action];
+    const settings = deps.actionsConfig.actions[action];
     await outcomes.started(webhookId, action);
     const stop = metrics.actionSeconds.startTimer({ action });
     try {

@@ -7,13 +7,14 @@ export class WorkerMetrics {
   readonly actionSeconds: Histogram<'action'>;
   readonly tokenRequests: Counter<'outcome'>;
   readonly webhooks: Counter<'event_type'>;
+  readonly actionsThrottled: Counter<'action'>;
 
   constructor(registry = new Registry()) {
     this.registry = registry;
     const registers = [registry];
     this.actions = new Counter({
       name: 'actions_total',
-      help: 'Action attempts by action and outcome (completed, retrying, failed)',
+      help: 'Action attempts by action and outcome (completed, retrying, failed, skipped_stale)',
       labelNames: ['action', 'outcome'],
       registers,
     });
@@ -34,6 +35,12 @@ export class WorkerMetrics {
       name: 'webhooks_dispatched_total',
       help: 'Webhooks whose actions were queued, by event type',
       labelNames: ['event_type'],
+      registers,
+    });
+    this.actionsThrottled = new Counter({
+      name: 'actions_throttled_total',
+      help: 'Times an action waited for its rate_limit or max_concurrent slot in ACTIONS_CONFIG',
+      labelNames: ['action'],
       registers,
     });
   }

@@ -59,6 +59,11 @@ export class PartnerApi {
     this.fetch = settings.fetch ?? globalThis.fetch;
   }
 
+  /** How long one call may take before it is abandoned. */
+  get timeoutMs(): number {
+    return this.settings.timeoutMs ?? 10_000;
+  }
+
   async call(target: PartnerTarget, call: PartnerCall): Promise<PartnerResponse> {
     const url = `${target.baseUrl.replace(/\/+$/, '')}${call.path}`;
     for (let authRetry = 0; ; authRetry++) {

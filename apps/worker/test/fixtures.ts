@@ -8,10 +8,17 @@ import {
 } from '@pw/shared';
 import type { EventKind, WebhookJobData } from '@pw/shared';
 
-/** A webhook job as the ingress would enqueue it, with the default rules' actions. */
-export function webhookJob(kind: EventKind, status?: string): WebhookJobData {
+/**
+ * A webhook job as the ingress would enqueue it, with the default rules' actions; `id` and `now`
+ * fix the entity and the event's `timestamp` (for several events about one entity).
+ */
+export function webhookJob(
+  kind: EventKind,
+  status?: string,
+  options: { id?: string; now?: Date } = {},
+): WebhookJobData {
   const definition = eventDefinitionByKind(kind);
-  const event = sampleEvent(kind, { status });
+  const event = sampleEvent(kind, { status, ...options });
   return {
     webhook_id: `wh_${randomBytes(16).toString('base64url')}`,
     event_type: definition.type,

@@ -7,7 +7,7 @@ import {
   QUEUE_NAMES,
   TokenManager,
 } from '@pw/shared';
-import type { ActionsConfig, WebhookJobData, WebhookOutcome } from '@pw/shared';
+import type { ActionsConfig, BackoffPolicy, WebhookJobData, WebhookOutcome } from '@pw/shared';
 import { startSandbox } from '@pw/sandbox';
 import { deleteKeys, testRedisUrl, uniquePrefix } from '@pw/test-utils';
 import type { PartnerTarget } from '../src/config.js';
@@ -41,6 +41,8 @@ export interface WorkerHarness {
 export interface WorkerHarnessOptions {
   actionsConfig?: ActionsConfig;
   attempts?: number;
+  /** @defaultValue fixed 20 ms, so retries in tests are quick */
+  backoff?: BackoffPolicy;
   tokenTtlSeconds?: number;
   sandbox?: Sandbox;
   byMarket?: Record<string, PartnerTarget>;
@@ -86,7 +88,7 @@ export async function startWorkerHarness(
     actionsConfig: options.actionsConfig ?? DEFAULT_ACTIONS_CONFIG,
     retry: {
       attempts: options.attempts ?? 4,
-      backoff: { type: 'fixed', delay_ms: 20 },
+      backoff: options.backoff ?? { type: 'fixed', delay_ms: 20 },
       recordTtlSeconds: 3600,
     },
     log: createLogger({ name: 'worker-test', level: 'silent' }),

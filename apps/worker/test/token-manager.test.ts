@@ -2,8 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenError, TokenManager } from '@pw/shared';
 import type { ClientCredentials } from '@pw/shared';
 import { startSandbox } from '@pw/sandbox';
-import { webhookJob } from './fixtures.js';
-import { startWorkerHarness } from './harness.js';
 import type { Sandbox } from './harness.js';
 
 let sandbox: Sandbox;
@@ -60,23 +58,5 @@ describe('token manager against a real OpenID provider', () => {
     expect((error as TokenError).message).toContain('invalid_client');
     expect((error as TokenError).message).not.toContain('definitely-wrong-secret');
     expect(sandbox.idp.tokenRequests - before).toBe(3);
-  });
-
-  it('an unreachable IdP makes actions wait and retry; they complete once it is back', async () => {
-    const h = await startWorkerHarness({ attempts: 20 });
-    try {
-      await h.sandbox.idp.pause();
-      const job = webhookJob('contract', 'signed');
-      await h.enqueue(job);
-      // The first attempt fails on the token: wait for the record to say so.
-      await h.until(job.webhook_id, (outcome) => outcome.actions[0]?.state === 'retrying');
-      expect(h.sandbox.api.calls).toHaveLength(0);
-      await h.sandbox.idp.resume();
-      const outcome = await h.finished(job.webhook_id);
-      expect(outcome.state).toBe('completed');
-      expect(outcome.actions[0]!.attempts).toBeGreaterThan(1);
-    } finally {
-      await h.close();
-    }
   });
 });

@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Queue } from 'bullmq';
-import { actionsConfigSchema, QUEUE_NAMES } from '@pw/shared';
-import { testRedisUrl } from '@pw/test-utils';
+import { actionsConfigSchema } from '@pw/shared';
 import { startSandbox } from '@pw/sandbox';
 import { webhookJob } from './fixtures.js';
 import { startWorkerHarness } from './harness.js';
@@ -205,31 +203,171 @@ describe('ACTIONS_CONFIG', () => {
   });
 });
 
-describe('the partner API down, then back', () => {
-  it('actions wait with backoff and complete; nothing with attempts left reaches the dead letters', async () => {
-    const harness = await startWorkerHarness({ attempts: 50 });
+describe('out-of-order deliveries', () => {
+  const actionsCalled = (webhookId: string) =>
+    callsOf(webhookId).map((call) => (call.body as { action: string }).action);
+
+  it('an event older than the last one taken in for its entity runs no state-changing action', async () => {
+    const now = Date.now();
+    const newer = webhookJob('contract', 'suspended', { id: 'ord-1', now: new Date(now) });
+    const older = webhookJob('contract', 'active', { id: 'ord-1', now: new Date(now - 60_000) });
+    await h.enqueue(newer);
+    expect((await h.finished(newer.webhook_id)).stale).toBe(false);
+    await h.enqueue(older);
+    const outcome = await h.finished(older.webhook_id);
+    expect(outcome).toMatchObject({ state: 'completed', stale: true });
+    // Documents and the welcome message record what happened; activation and billing would undo
+    // the newer status, so they make no call.
+    expect(actionsCalled(older.webhook_id).sort()).toEqual([
+      'generate_documents',
+      'send_welcome_message',
+    ]);
+    const byName = Object.fromEntries(outcome.actions.map((a) => [a.name, a]));
+    for (const name of ['activate_service', 'start_billing']) {
+      expect(byName[name]).toMatchObject({ state: 'completed', skipped: 'stale', attempts: 0 });
+    }
+    expect(byName.generate_documents).toMatchObject({ skipped: null, attempts: 1 });
+    // Another entity is not affected by this one's history.
+    const other = webhookJob('contract', 'active', { id: 'ord-2', now: new Date(now - 60_000) });
+    await h.enqueue(other);
+    expect(await h.finished(other.webhook_id)).toMatchObject({ state: 'completed', stale: false });
+    expect(actionsCalled(other.webhook_id)).toHaveLength(4);
+  });
+
+  it('an action still retrying when a newer event arrives is skipped at its next try', async () => {
+    const harness = await startWorkerHarness({
+      actionsConfig: actionsConfigSchema.parse({
+        actions: { lock_price: { backoff: { type: 'fixed', delay_ms: 1500 } } },
+      }),
+    });
     try {
-      await harness.sandbox.api.down();
-      const jobs = [webhookJob('quote', 'approved'), webhookJob('contract', 'active')];
-      for (const job of jobs) await harness.enqueue(job);
-      // Every action has failed at least once against the closed port before the API returns.
-      for (const job of jobs) {
-        await harness.until(job.webhook_id, (o) => o.actions.every((a) => a.state === 'retrying'));
-      }
-      await harness.sandbox.api.up();
-      for (const job of jobs) {
-        const outcome = await harness.finished(job.webhook_id);
-        expect(outcome.state).toBe('completed');
-        expect(outcome.actions.every((a) => a.attempts >= 2)).toBe(true);
-      }
-      const actions = new Queue(QUEUE_NAMES.actions, {
-        connection: { url: testRedisUrl() },
-        prefix: harness.prefix,
+      const now = Date.now();
+      const older = webhookJob('quote', 'approved', { id: 'ord-3', now: new Date(now - 1000) });
+      const newer = webhookJob('quote', 'rejected', { id: 'ord-3', now: new Date(now) });
+      harness.sandbox.api.failNext({ path: '/quotes/Q-ord-3/price-lock', status: 503 });
+      await harness.enqueue(older);
+      await harness.until(older.webhook_id, (o) =>
+        o.actions.some((a) => a.name === 'lock_price' && a.state === 'retrying'),
+      );
+      await harness.enqueue(newer);
+      await harness.finished(newer.webhook_id);
+      const outcome = await harness.finished(older.webhook_id);
+      expect(outcome.stale).toBe(true);
+      expect(outcome.actions.find((a) => a.name === 'lock_price')).toMatchObject({
+        state: 'completed',
+        skipped: 'stale',
+        attempts: 1,
       });
-      expect(await actions.getFailedCount()).toBe(0);
-      await actions.close();
+      // The one price-lock call is the failed first try.
+      expect(harness.sandbox.api.callsFor('/quotes/Q-ord-3/price-lock')).toHaveLength(1);
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it('skip_when_stale in ACTIONS_CONFIG decides per action', async () => {
+    const harness = await startWorkerHarness({
+      actionsConfig: actionsConfigSchema.parse({
+        actions: {
+          activate_service: { skip_when_stale: false },
+          send_welcome_message: { skip_when_stale: true },
+        },
+      }),
+    });
+    try {
+      const now = Date.now();
+      const newer = webhookJob('contract', 'suspended', { id: 'ord-4', now: new Date(now) });
+      const older = webhookJob('contract', 'active', { id: 'ord-4', now: new Date(now - 1) });
+      await harness.enqueue(newer);
+      await harness.finished(newer.webhook_id);
+      await harness.enqueue(older);
+      const outcome = await harness.finished(older.webhook_id);
+      const skipped = outcome.actions.filter((a) => a.skipped === 'stale').map((a) => a.name);
+      expect(skipped.sort()).toEqual(['send_welcome_message', 'start_billing']);
     } finally {
       await harness.close();
     }
   });
 });
+
+describe('per-action limits (ACTIONS_CONFIG)', () => {
+  it('max_concurrent: never more calls of the action in flight, other actions unaffected', async () => {
+    const harness = await startWorkerHarness({
+      actionsConfig: actionsConfigSchema.parse({
+        actions: { notify_customer: { max_concurrent: 2 } },
+      }),
+    });
+    try {
+      const notifications = harness.sandbox.api.hold(/\/notifications$/);
+      const jobs = Array.from({ length: 8 }, () => webhookJob('quote', 'sent'));
+      for (const job of jobs) await harness.enqueue(job);
+      await notifications.held(2);
+      // Every other action of the eight webhooks completes while two notifications hang...
+      for (const job of jobs) {
+        await harness.until(job.webhook_id, (o) =>
+          o.actions.some((a) => a.name === 'update_sales_opportunity' && a.state === 'completed'),
+        );
+      }
+      // ...and no third notification has started.
+      expect(notifications.holding()).toBe(2);
+      notifications.release();
+      for (const job of jobs) {
+        expect((await harness.finished(job.webhook_id)).state).toBe('completed');
+      }
+      const calls = harness.sandbox.api.callsFor(/\/notifications$/);
+      expect(calls).toHaveLength(8);
+      expect(maxOverlap(calls)).toBe(2);
+      expect(
+        Number(
+          (await harness.metrics.registry.getSingleMetric('actions_throttled_total')?.get())
+            ?.values[0]?.value ?? 0,
+        ),
+      ).toBeGreaterThan(0);
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it('rate_limit: no more than `max` calls start in any `duration_ms`, and all complete', async () => {
+    const harness = await startWorkerHarness({
+      actionsConfig: actionsConfigSchema.parse({
+        actions: { update_crm: { rate_limit: { max: 3, duration_ms: 1000 } } },
+      }),
+    });
+    try {
+      const jobs = Array.from({ length: 7 }, () => webhookJob('sales', 'negotiation'));
+      for (const job of jobs) await harness.enqueue(job);
+      for (const job of jobs) {
+        expect((await harness.finished(job.webhook_id)).state).toBe('completed');
+      }
+      const starts = harness.sandbox.api
+        .callsFor(/^\/crm\/opportunities\//)
+        .map((call) => call.received_at.getTime())
+        .sort((a, b) => a - b);
+      expect(starts).toHaveLength(7);
+      // The fourth call after any call starts a window later (less a margin for the trip from
+      // Redis, whose clock grants the slots, to the partner API).
+      for (let i = 0; i + 3 < starts.length; i++) {
+        expect(starts[i + 3]! - starts[i]!).toBeGreaterThan(900);
+      }
+    } finally {
+      await harness.close();
+    }
+  });
+});
+
+/** The most calls that were being answered at one moment. */
+function maxOverlap(calls: { received_at: Date; at: Date }[]): number {
+  const edges = calls.flatMap((call) => [
+    { t: call.received_at.getTime(), d: 1 },
+    { t: call.at.getTime(), d: -1 },
+  ]);
+  edges.sort((a, b) => a.t - b.t || a.d - b.d);
+  let current = 0;
+  let most = 0;
+  for (const edge of edges) {
+    current += edge.d;
+    most = Math.max(most, current);
+  }
+  return most;
+}

@@ -10,6 +10,9 @@ export interface RecordedCall {
   body: unknown;
   /** Status the stand-in answered. */
   status: number;
+  /** When the request arrived. */
+  received_at: Date;
+  /** When it was answered (later than `received_at` for a held call). */
   at: Date;
 }
 
@@ -107,7 +110,12 @@ export class PartnerApiStandIn {
    * which records and answers them 200 (a caller may be gone by then, but the call did reach the
    * API); `held` resolves once `count` calls are being held.
    */
-  hold(path: string | RegExp): { held(count: number): Promise<void>; release(): void } {
+  hold(path: string | RegExp): {
+    held(count: number): Promise<void>;
+    /** Calls being held now. */
+    holding(): number;
+    release(): void;
+  } {
     const hold = { path, held: [] as (() => void)[] };
     this.holds.push(hold);
     return {
@@ -121,6 +129,7 @@ export class PartnerApiStandIn {
           this.events.on('held', check);
           check();
         }),
+      holding: () => hold.held.length,
       release: () => {
         this.holds = this.holds.filter((other) => other !== hold);
         for (const answer of hold.held) answer();
@@ -153,6 +162,7 @@ export class PartnerApiStandIn {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const receivedAt = new Date();
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
@@ -177,6 +187,7 @@ export class PartnerApiStandIn {
         },
         body,
         status,
+        received_at: receivedAt,
         at: new Date(),
       });
       res

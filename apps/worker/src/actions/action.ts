@@ -39,6 +39,13 @@ export interface ActionDefinition {
   eventType: EventType;
   call: DefaultCall;
   handler: ActionHandler;
+  /**
+   * It changes the partner's state for the entity (price lock, activation, CRM stage...), so an
+   * out-of-order event must not run it (`skip_when_stale` in `ACTIONS_CONFIG` overrides this).
+   * Messages and records of something that did happen (notifications, documents, commission,
+   * metrics) are not.
+   */
+  changesState: boolean;
 }
 
 /** Fills `{customer_id}` or `{metadata.market}` from the event; a missing value is permanent. */

@@ -41,6 +41,7 @@ export function computeCommission(
 
 export const calculateCommission: ActionDefinition = {
   eventType: 'sales_opportunity.status_changed',
+  changesState: false,
   call: { method: 'POST', path: '/commissions' },
   handler: callPartnerApi((event, ctx) => ({ commission: computeCommission(event, ctx.config) })),
 };

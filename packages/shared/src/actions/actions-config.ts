@@ -19,6 +19,15 @@ export const actionSettingsSchema = z.strictObject({
   enabled: z.boolean().optional(),
   attempts: z.int().min(1).max(100).optional(),
   backoff: backoffSchema.optional(),
+  /** At most `max` calls started per `duration_ms`, counted over every worker process. */
+  rate_limit: z.strictObject({ max: z.int().min(1), duration_ms: z.int().min(1) }).optional(),
+  /** At most this many calls in flight at once, counted over every worker process. */
+  max_concurrent: z.int().min(1).optional(),
+  /**
+   * Skip the call when a newer event for the same entity has been taken in (out-of-order
+   * delivery). Defaults to true for the actions that change the partner's state.
+   */
+  skip_when_stale: z.boolean().optional(),
 });
 export type ActionSettings = z.infer<typeof actionSettingsSchema>;
 

@@ -13,6 +13,8 @@ export interface ActionOutcome {
   attempts: number;
   last_error: string | null;
   completed_at: string | null;
+  /** `stale` when the action made no call because a newer event for the entity came first. */
+  skipped: 'stale' | null;
 }
 
 /** What happened to one webhook: the dashboard's `GET /api/webhooks/:id` and `send --wait`. */
@@ -22,6 +24,8 @@ export interface WebhookOutcome {
   entity_id: string;
   received_at: string;
   state: WebhookState;
+  /** A newer event for the same entity was taken in before this one, or while it ran. */
+  stale: boolean;
   actions: ActionOutcome[];
 }
 
@@ -62,8 +66,11 @@ export class OutcomeStore {
     return `${this.settings.queuePrefix}:outcome-changes`;
   }
 
-  /** Creates the record when the worker takes the webhook in; every action starts `waiting`. */
-  async open(job: WebhookJobData): Promise<void> {
+  /**
+   * Creates the record when the worker takes the webhook in; every action starts `waiting`.
+   * `stale`: a newer event for the same entity was taken in before it.
+   */
+  async open(job: WebhookJobData, stale = false): Promise<void> {
     const fields: Record<string, string> = {
       webhook_id: job.webhook_id,
       event_type: job.event_type,
@@ -71,6 +78,7 @@ export class OutcomeStore {
       received_at: job.received_at,
       actions: JSON.stringify(job.actions),
     };
+    if (stale) fields.stale = '1';
     const key = this.key(job.webhook_id);
     const multi = this.redis.multi().hset(key, fields);
     for (const action of job.actions) multi.hsetnx(key, `${action}:state`, 'waiting');
@@ -96,6 +104,17 @@ export class OutcomeStore {
     if (state === 'completed') fields.completed_at = new Date().toISOString();
     if (error !== undefined) fields.last_error = error;
     await this.change(webhookId, action, fields, 0);
+  }
+
+  /** The action made no call because the event is stale: finished, with nothing left to do. */
+  async skipped(webhookId: string, action: string, reason: 'stale'): Promise<void> {
+    await this.redis.hset(this.key(webhookId), 'stale', '1');
+    await this.change(
+      webhookId,
+      action,
+      { state: 'completed', completed_at: new Date().toISOString(), skipped: reason },
+      0,
+    );
   }
 
   /** An operator replays a failed action: back to waiting. */
@@ -136,6 +155,7 @@ export class OutcomeStore {
       attempts: 0,
       last_error: null,
       completed_at: null,
+      skipped: null,
     }));
     return {
       webhook_id: job.data.webhook_id,
@@ -143,6 +163,7 @@ export class OutcomeStore {
       entity_id: job.data.entity_id,
       received_at: job.data.received_at,
       state: webhookState(actions),
+      stale: false,
       actions,
     };
   }
@@ -204,6 +225,7 @@ function fromRecord(record: Record<string, string>): WebhookOutcome {
     attempts: Number(record[`${name}:attempts`] ?? 0),
     last_error: record[`${name}:last_error`] ?? null,
     completed_at: record[`${name}:completed_at`] ?? null,
+    skipped: record[`${name}:skipped`] === 'stale' ? 'stale' : null,
   }));
   return {
     webhook_id: record.webhook_id ?? '',
@@ -211,6 +233,7 @@ function fromRecord(record: Record<string, string>): WebhookOutcome {
     entity_id: record.entity_id ?? '',
     received_at: record.received_at ?? '',
     state: webhookState(actions),
+    stale: record.stale === '1',
     actions,
   };
 }

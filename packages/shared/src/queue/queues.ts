@@ -11,6 +11,12 @@ export const QUEUE_NAMES = {
 export const keys = {
   /** Deduplication record of one event, by the SHA-256 of its canonical JSON. */
   dedup: (prefix: string, digest: string) => `${prefix}:dedup:${digest}`,
+  /** The newest `timestamp` (epoch ms) taken in for one entity, for out-of-order protection. */
+  latest: (prefix: string, eventType: string, entityId: string) =>
+    `${prefix}:latest:${eventType}:${entityId}`,
+  /** Per-action limits: start times of recent calls, and leases of calls in flight. */
+  rateWindow: (prefix: string, action: string) => `${prefix}:limit:${action}:started`,
+  inFlight: (prefix: string, action: string) => `${prefix}:limit:${action}:in-flight`,
 };
 
 /** What the ingress puts on the `webhooks` queue for each accepted event. */
@@ -56,4 +62,6 @@ export interface ActionJobData {
   event_type: string;
   event: Record<string, unknown>;
   backoff: BackoffPolicy;
+  /** The entity id (`quote_id`, ...), for out-of-order protection; absent on older jobs. */
+  entity_id?: string;
 }

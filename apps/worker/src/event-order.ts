@@ -1,0 +1,63 @@
+import type { Redis } from 'ioredis';
+import { keys } from '@pw/shared';
+
+/**
+ * Notes an event's time for its entity and returns the newest time noted before it (-1: none).
+ * KEYS[1] the entity's record; ARGV[1] the event's time in ms, ARGV[2] how long to keep it.
+ */
+const TAKE_IN_LUA = `
+local previous = tonumber(redis.call('GET', KEYS[1]) or '-1')
+if tonumber(ARGV[1]) > previous then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+else
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return previous
+`;
+
+interface OrderCommands {
+  pwTakeIn(key: string, timeMs: number, keepMs: number): Promise<number>;
+}
+
+/** The event's `timestamp` in ms, or undefined when it has none that reads as a time. */
+export function eventTime(event: Record<string, unknown>): number | undefined {
+  const time = typeof event.timestamp === 'string' ? Date.parse(event.timestamp) : NaN;
+  return Number.isNaN(time) ? undefined : time;
+}
+
+/**
+ * Out-of-order protection: remembers, per entity, the newest `timestamp` taken in, so an older
+ * event arriving later (or still retrying when a newer one arrives) is known to be stale.
+ */
+export class EventOrder {
+  private readonly redis: Redis & OrderCommands;
+
+  constructor(
+    redis: Redis,
+    private readonly prefix: string,
+    /** How long an entity's newest time is remembered (`RECORD_TTL_SECONDS`). */
+    private readonly keepSeconds: number,
+  ) {
+    if (!('pwTakeIn' in redis)) {
+      redis.defineCommand('pwTakeIn', { numberOfKeys: 1, lua: TAKE_IN_LUA });
+    }
+    this.redis = redis as Redis & OrderCommands;
+  }
+
+  /** Notes the event; true when a newer event for the same entity was taken in before it. */
+  async takeIn(eventType: string, entityId: string, event: Record<string, unknown>) {
+    const time = eventTime(event);
+    if (time === undefined) return false;
+    const key = keys.latest(this.prefix, eventType, entityId);
+    const previous = await this.redis.pwTakeIn(key, time, this.keepSeconds * 1000);
+    return previous > time;
+  }
+
+  /** True when a newer event for the same entity has been taken in. */
+  async isStale(eventType: string, entityId: string, event: Record<string, unknown>) {
+    const time = eventTime(event);
+    if (time === undefined) return false;
+    const newest = await this.redis.get(keys.latest(this.prefix, eventType, entityId));
+    return newest !== null && Number(newest) > time;
+  }
+}
