@@ -1,38 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Job } from 'bullmq';
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
-import { keys, RetryableError, webhookJobOptions } from '@pw/shared';
+import { RetryableError, webhookJobOptions } from '@pw/shared';
 import type { Acknowledgement, ActionName, WebhookJobData } from '@pw/shared';
-
-/**
- * Claims an event's deduplication record, or returns the one already there.
- * KEYS[1] record; ARGV[1] ack JSON, ARGV[2] window in ms. Returns nil when claimed, else
- * { ack JSON, enqueued flag }.
- */
-const CLAIM_LUA = `
-local found = redis.call('HMGET', KEYS[1], 'ack', 'enqueued')
-if found[1] then return found end
-redis.call('HSET', KEYS[1], 'ack', ARGV[1], 'enqueued', '0')
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return false
-`;
-
-/**
- * Marks a record as enqueued, only if the job really is in Redis (a transaction does not roll
- * back when the add fails). KEYS[1] record, KEYS[2] job hash. Returns 1 when marked.
- */
-const MARK_LUA = `
-if redis.call('EXISTS', KEYS[2]) == 1 and redis.call('EXISTS', KEYS[1]) == 1 then
-  redis.call('HSET', KEYS[1], 'enqueued', '1')
-  return 1
-end
-return 0
-`;
-
-interface IntakeCommands {
-  pwClaimWebhook(record: string, ack: string, windowMs: number): Promise<[string, string] | null>;
-}
 
 export interface IntakeSettings {
   queuePrefix: string;
@@ -40,6 +10,8 @@ export interface IntakeSettings {
   dedupWindowSeconds: number;
   /** How long finished jobs are kept (`RECORD_TTL_SECONDS`). */
   recordTtlSeconds: number;
+  /** The most webhooks sent to Redis in one pipeline. @defaultValue 256 */
+  maxBatch?: number;
 }
 
 export interface AcceptedWebhook {
@@ -58,58 +30,53 @@ export interface IncomingWebhook {
   actions: ActionName[];
 }
 
+interface Pending {
+  job: Job<WebhookJobData>;
+  ack: Acknowledgement;
+  resolve(accepted: AcceptedWebhook): void;
+  reject(error: unknown): void;
+}
+
 /** An unguessable id: 128 random bits. */
 export const newWebhookId = (): string => `wh_${randomBytes(16).toString('base64url')}`;
 
+/** The first ack, rebuilt from the job the first delivery added. */
+const ackOf = (data: WebhookJobData): Acknowledgement => ({
+  received: true,
+  processed_at: data.received_at,
+  webhook_id: data.webhook_id,
+  actions_triggered: data.actions as ActionName[],
+});
+
+const unavailable = (cause?: unknown) =>
+  new RetryableError('unavailable', 'the queue did not accept the webhook', { cause });
+
 /**
- * Deduplicates and durably enqueues accepted webhooks. A first delivery claims a record holding
- * its ack, then adds the job and marks the record in one transaction; a repeat gets the stored
- * ack, and re-adds the job only if the first attempt never got it into Redis (the job id is the
- * webhook id, so two concurrent adds still make one job).
+ * Deduplicates and durably enqueues accepted webhooks in one Redis script per webhook: BullMQ's
+ * add, with the SHA-256 of the event's canonical JSON as its deduplication id for
+ * `DEDUP_WINDOW_SECONDS`. Either the job and its deduplication key are both written or neither
+ * is, so a failure leaves nothing half done. A repeat gets the id of the first job, whose data
+ * holds the first ack. Webhooks that arrive together are sent in one pipeline (one round trip):
+ * the first of a batch is sent once the current turn of the event loop is over, so a lone
+ * request waits for nothing.
  */
 export class WebhookIntake {
-  private readonly redis: Redis & IntakeCommands;
+  private pending: Pending[] = [];
+  private flushScheduled = false;
 
   constructor(
     private readonly queue: Queue<WebhookJobData>,
-    redis: Redis,
     private readonly settings: IntakeSettings,
-  ) {
-    if (!('pwClaimWebhook' in redis)) {
-      redis.defineCommand('pwClaimWebhook', { numberOfKeys: 1, lua: CLAIM_LUA });
-      redis.defineCommand('pwMarkEnqueued', { numberOfKeys: 2, lua: MARK_LUA });
-    }
-    this.redis = redis as Redis & IntakeCommands;
-  }
+  ) {}
 
-  async accept(incoming: IncomingWebhook, now = new Date()): Promise<AcceptedWebhook> {
+  accept(incoming: IncomingWebhook, now = new Date()): Promise<AcceptedWebhook> {
     const digest = createHash('sha256').update(incoming.canonical).digest('hex');
-    const record = keys.dedup(this.settings.queuePrefix, digest);
-    const fresh: Acknowledgement = {
+    const ack: Acknowledgement = {
       received: true,
       processed_at: now.toISOString(),
       webhook_id: newWebhookId(),
       actions_triggered: incoming.actions,
     };
-    const found = await this.run(() =>
-      this.redis.pwClaimWebhook(
-        record,
-        JSON.stringify(fresh),
-        this.settings.dedupWindowSeconds * 1000,
-      ),
-    );
-    if (found && found[1] === '1')
-      return { ack: JSON.parse(found[0]) as Acknowledgement, duplicate: true };
-    const ack = found ? (JSON.parse(found[0]) as Acknowledgement) : fresh;
-    await this.enqueue(record, ack, incoming);
-    return { ack, duplicate: found !== null };
-  }
-
-  private async enqueue(
-    record: string,
-    ack: Acknowledgement,
-    incoming: IncomingWebhook,
-  ): Promise<void> {
     const data: WebhookJobData = {
       webhook_id: ack.webhook_id,
       event_type: incoming.eventType,
@@ -118,26 +85,68 @@ export class WebhookIntake {
       actions: ack.actions_triggered,
       event: incoming.event,
     };
-    const options = webhookJobOptions(ack.webhook_id, this.settings);
-    const job = new Job(this.queue, incoming.eventType, data, options, ack.webhook_id);
-    const client = await this.queue.backend.client;
-    const transaction = client.multi();
-    void job.addJob(transaction);
-    transaction.runCommand('pwMarkEnqueued', [record, this.queue.toKey(ack.webhook_id)]);
-    const results = await this.run(() => transaction.exec());
-    const marked = results?.[1];
-    if (!results || results.some(([error]) => error) || marked?.[1] !== 1) {
-      const cause = results?.find(([error]) => error)?.[0];
-      throw new RetryableError('unavailable', 'the queue did not accept the webhook', { cause });
-    }
+    const job = new Job(
+      this.queue,
+      incoming.eventType,
+      data,
+      {
+        ...webhookJobOptions(ack.webhook_id, this.settings),
+        deduplication: { id: digest, ttl: this.settings.dedupWindowSeconds * 1000 },
+      },
+      ack.webhook_id,
+    );
+    return new Promise((resolve, reject) => {
+      this.pending.push({ job, ack, resolve, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => void this.flush());
+      }
+    });
   }
 
-  /** Redis failures become a RetryableError the ingress answers with 503. */
-  private async run<T>(operation: () => Promise<T>): Promise<T> {
-    try {
-      return await operation();
-    } catch (error) {
-      throw new RetryableError('unavailable', 'the queue is not available', { cause: error });
+  private async flush(): Promise<void> {
+    this.flushScheduled = false;
+    const batch = this.pending.splice(0, this.settings.maxBatch ?? 256);
+    if (this.pending.length > 0) {
+      this.flushScheduled = true;
+      setImmediate(() => void this.flush());
     }
+    let results: [Error | null, unknown][] | null;
+    try {
+      const client = await this.queue.backend.client;
+      const pipeline = client.pipeline();
+      for (const entry of batch) void entry.job.addJob(pipeline);
+      results = await pipeline.exec();
+    } catch (error) {
+      for (const entry of batch) entry.reject(unavailable(error));
+      return;
+    }
+    const repeats: { entry: Pending; firstId: string }[] = [];
+    batch.forEach((entry, index) => {
+      const [error, id] = results?.[index] ?? [new Error('no reply'), null];
+      if (error || typeof id !== 'string') entry.reject(unavailable(error));
+      else if (id === entry.ack.webhook_id) entry.resolve({ ack: entry.ack, duplicate: false });
+      else repeats.push({ entry, firstId: id });
+    });
+    if (repeats.length > 0) await this.answerRepeats(repeats);
+  }
+
+  /** Repeats get the first delivery's ack, read from its job. */
+  private async answerRepeats(repeats: { entry: Pending; firstId: string }[]): Promise<void> {
+    await Promise.all(
+      repeats.map(async ({ entry, firstId }) => {
+        try {
+          const first = await this.queue.getJob(firstId);
+          // Without the first job (deleted by hand within the window) the event was still
+          // delivered: answer with its id rather than run it again.
+          entry.resolve({
+            ack: first ? ackOf(first.data) : { ...entry.ack, webhook_id: firstId },
+            duplicate: true,
+          });
+        } catch (error) {
+          entry.reject(unavailable(error));
+        }
+      }),
+    );
   }
 }

@@ -56,7 +56,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...options.settings,
   };
   const app = createApp({
-    intake: new WebhookIntake(queue, redis, {
+    intake: new WebhookIntake(queue, {
       queuePrefix: prefix,
       dedupWindowSeconds: 604_800,
       recordTtlSeconds: 604_800,

@@ -34,16 +34,22 @@ export interface WebhookJobData {
 export interface RetentionSettings {
   /** Seconds finished jobs are kept (`RECORD_TTL_SECONDS`). */
   recordTtlSeconds: number;
+  /** Seconds a delivered event is remembered (`DEDUP_WINDOW_SECONDS`). */
+  dedupWindowSeconds?: number;
 }
 
-/** Job options of a `webhooks` job; its id is the webhook id, so adding it twice adds it once. */
+/**
+ * Job options of a `webhooks` job; its id is the webhook id, so adding it twice adds it once.
+ * It is kept at least as long as the deduplication window, since a repeat's ack is read from it.
+ */
 export function webhookJobOptions(webhookId: string, retention: RetentionSettings): JobsOptions {
+  const age = Math.max(retention.recordTtlSeconds, retention.dedupWindowSeconds ?? 0);
   return {
     jobId: webhookId,
     attempts: 5,
     backoff: { type: 'exponential', delay: 500 },
-    removeOnComplete: { age: retention.recordTtlSeconds },
-    removeOnFail: { age: retention.recordTtlSeconds },
+    removeOnComplete: { age },
+    removeOnFail: { age },
   };
 }
 
