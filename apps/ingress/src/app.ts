@@ -12,6 +12,8 @@ export interface AppDeps extends WebhookRouteDeps {
   /** Pinged by `/readyz`. */
   redis: Pick<Redis, 'ping'>;
   metrics: IngressMetrics;
+  /** The metrics of all ingress processes together, when there are several. */
+  clusterMetrics?: () => Promise<string>;
   log: Logger;
 }
 
@@ -38,7 +40,8 @@ export function createApp(deps: AppDeps): express.Express {
   });
   app.get('/metrics', async (_req, res) => {
     res.setHeader('Content-Type', deps.metrics.registry.contentType);
-    res.send(await deps.metrics.registry.metrics());
+    // Under INGRESS_WORKERS the primary adds up every ingress process's metrics.
+    res.send(await (deps.clusterMetrics ?? (() => deps.metrics.registry.metrics()))());
   });
 
   app.use(webhookRoutes(deps));

@@ -18,6 +18,7 @@ const ingressEnv = (production: boolean, actions: ActionsConfig) =>
       ...commonEnv,
       ...signingEnv(production),
       INGRESS_PORT: envPort(3000),
+      INGRESS_WORKERS: envInt(1, { min: 1, max: 64 }),
       INGRESS_RATE_LIMIT: envInt(0),
       MAX_BODY_BYTES: envInt(262_144, { min: 1 }),
       DEDUP_WINDOW_SECONDS: envInt(604_800, { min: 1 }),
@@ -31,6 +32,8 @@ const ingressEnv = (production: boolean, actions: ActionsConfig) =>
       queuePrefix: env.QUEUE_PREFIX,
       shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
       port: env.INGRESS_PORT,
+      /** Ingress processes sharing the port (node:cluster); 1 runs the ingress in this process. */
+      workers: env.INGRESS_WORKERS,
       rateLimitPerSecond: env.INGRESS_RATE_LIMIT,
       maxBodyBytes: env.MAX_BODY_BYTES,
       dedupWindowSeconds: env.DEDUP_WINDOW_SECONDS,

@@ -7,6 +7,7 @@ import {
   deleteKeys,
   freePort,
   newTestRedis,
+  signedEvent,
   testRedisUrl,
   TEST_SECRET,
   uniquePrefix,
@@ -99,5 +100,52 @@ describe('the ingress process, as `npm start` runs it', () => {
     expect(bad.output).toContain('WEBHOOK_SECRETS');
     expect(bad.output).toContain('INGRESS_PORT');
     expect(bad.output.trim().split('\n')[0]).toBe('ingress: Invalid configuration:');
+  });
+});
+
+describe('INGRESS_WORKERS: several ingress processes on one port', () => {
+  it('serves from every process, adds up their metrics, and stops all on SIGTERM with 0', async () => {
+    const port = await freePort();
+    const clusterPrefix = uniquePrefix();
+    const run = ChildRun.tsx('apps/ingress/src/main.ts', {
+      REDIS_URL: testRedisUrl(),
+      QUEUE_PREFIX: clusterPrefix,
+      INGRESS_PORT: String(port),
+      INGRESS_WORKERS: '2',
+      WEBHOOK_SECRETS: TEST_SECRET,
+      LOG_LEVEL: 'info',
+    });
+    try {
+      await run.printed('ingress listening', 2);
+      const answers = await Promise.all(
+        Array.from({ length: 40 }, () =>
+          fetch(`http://127.0.0.1:${port}/webhooks/quote-status`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', connection: 'close' },
+            body: JSON.stringify(signedEvent('quote')),
+          }),
+        ),
+      );
+      expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 200));
+      await run.printed('webhook accepted', 40);
+      const pids = new Set(
+        run.output
+          .split('\n')
+          .filter((line) => line.includes('webhook accepted'))
+          .map((line) => (JSON.parse(line) as { pid: number }).pid),
+      );
+      expect(pids.size).toBe(2);
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect(metrics).toMatch(
+        /webhooks_received_total\{event_type="quote.status_changed",outcome="accepted"\} 40\b/,
+      );
+      expect(await run.stop('SIGTERM')).toBe(0);
+      expect(run.count('"stopped"')).toBe(3);
+    } finally {
+      await run.stop('SIGKILL');
+      const redis = newTestRedis();
+      await deleteKeys(redis, clusterPrefix);
+      redis.disconnect();
+    }
   });
 });

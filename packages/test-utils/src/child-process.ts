@@ -9,13 +9,13 @@ export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 /** A process of the repository (`tsx <entry>` or an npm script) whose output is collected. */
 export class ChildRun {
   output = '';
-  private readonly waiting: { text: string; resolve: () => void }[] = [];
+  private readonly waiting: { text: string; times: number; resolve: () => void }[] = [];
   readonly exited: Promise<number | null>;
 
   constructor(readonly child: ChildProcessWithoutNullStreams) {
     const onData = (chunk: Buffer) => {
       this.output += chunk.toString();
-      for (const wait of this.waiting.filter((w) => this.output.includes(w.text))) wait.resolve();
+      for (const wait of this.waiting.filter((w) => this.count(w.text) >= w.times)) wait.resolve();
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
@@ -33,11 +33,16 @@ export class ChildRun {
     return ChildRun.start([process.execPath, '--import', 'tsx', entry], env);
   }
 
-  /** Resolves once `text` has appeared in the output; rejects if the process exits first. */
-  printed(text: string): Promise<void> {
-    if (this.output.includes(text)) return Promise.resolve();
+  /** How many times `text` appears in the output so far. */
+  count(text: string): number {
+    return this.output.split(text).length - 1;
+  }
+
+  /** Resolves once `text` has appeared `times` times; rejects if the process exits first. */
+  printed(text: string, times = 1): Promise<void> {
+    if (this.count(text) >= times) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      this.waiting.push({ text, resolve });
+      this.waiting.push({ text, times, resolve });
       void this.exited.then((code) =>
         reject(new Error(`exited (${code}) before printing "${text}":\n${this.output}`)),
       );
