@@ -35,6 +35,11 @@ const tokens = new TokenManager({
     );
   },
 });
+const api = new PartnerApi({
+  tokens,
+  timeoutMs: config.API_TIMEOUT_MS,
+  connections: config.WORKER_CONCURRENCY,
+});
 const worker = createWorker({
   connection,
   queuePrefix: config.QUEUE_PREFIX,
@@ -42,7 +47,7 @@ const worker = createWorker({
     queuePrefix: config.QUEUE_PREFIX,
     recordTtlSeconds: config.RECORD_TTL_SECONDS,
   }),
-  api: new PartnerApi({ tokens, timeoutMs: config.API_TIMEOUT_MS }),
+  api,
   targets: config.targets,
   actionsConfig: config.actions,
   retry: {
@@ -87,5 +92,6 @@ onShutdownSignals(log, async (signal) => {
     await worker.close(true);
   }
   health.close();
+  await api.close();
   connection.disconnect();
 });

@@ -1,3 +1,5 @@
+import { Agent, request } from 'undici';
+import type { Dispatcher } from 'undici';
 import { PermanentError, RetryableError } from '@pw/shared';
 import type { TokenManager } from '@pw/shared';
 import type { PartnerTarget } from './config.js';
@@ -33,7 +35,8 @@ export interface PartnerApiSettings {
   tokens: TokenManager;
   /** @defaultValue 10000 */
   timeoutMs?: number;
-  fetch?: typeof fetch;
+  /** Connections kept open per partner-API origin. @defaultValue 64 */
+  connections?: number;
 }
 
 /** Seconds or an HTTP date, as `Retry-After` allows; undefined when absent or unreadable. */
@@ -53,10 +56,21 @@ const RETRYABLE = (status: number) => status === 408 || status === 429 || status
  * once more with a new one.
  */
 export class PartnerApi {
-  private readonly fetch: typeof fetch;
+  /** undici's request over a keep-alive pool: much less work per call than `fetch`. */
+  private readonly agent: Agent;
 
   constructor(private readonly settings: PartnerApiSettings) {
-    this.fetch = settings.fetch ?? globalThis.fetch;
+    this.agent = new Agent({
+      connections: settings.connections ?? 64,
+      keepAliveTimeout: 30_000,
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+    });
+  }
+
+  /** Closes the kept-alive connections. */
+  async close(): Promise<void> {
+    await this.agent.close();
   }
 
   /** How long one call may take before it is abandoned. */
@@ -69,28 +83,35 @@ export class PartnerApi {
     for (let authRetry = 0; ; authRetry++) {
       const token = await this.settings.tokens.getToken(target.credentials);
       const response = await this.send(url, call, token);
-      const text = await response.text().catch(() => '');
-      if (response.ok) return { status: response.status, body: parseBody(text) };
-      if (response.status === 401 && authRetry === 0) {
+      const status = response.statusCode;
+      const text = await response.body.text().catch(() => '');
+      if (status >= 200 && status < 300) return { status, body: parseBody(text) };
+      if (status === 401 && authRetry === 0) {
         this.settings.tokens.invalidate(target.credentials, token);
         continue;
       }
-      const message = `${call.method} ${call.path} answered ${response.status}${text ? `: ${text.slice(0, 200)}` : ''}`;
-      if (RETRYABLE(response.status)) {
+      const message = `${call.method} ${call.path} answered ${status}${text ? `: ${text.slice(0, 200)}` : ''}`;
+      if (RETRYABLE(status)) {
+        const retryAfter = response.headers['retry-after'];
         throw new CallFailed(
-          `http_${response.status}`,
+          `http_${status}`,
           message,
-          retryAfterMs(response.headers.get('retry-after')),
+          retryAfterMs(typeof retryAfter === 'string' ? retryAfter : null),
         );
       }
-      throw new PermanentError(`http_${response.status}`, message);
+      throw new PermanentError(`http_${status}`, message);
     }
   }
 
-  private async send(url: string, call: PartnerCall, token: string): Promise<Response> {
-    const timeout = AbortSignal.timeout(this.settings.timeoutMs ?? 10_000);
+  private async send(
+    url: string,
+    call: PartnerCall,
+    token: string,
+  ): Promise<Dispatcher.ResponseData> {
+    const timeout = AbortSignal.timeout(this.timeoutMs);
     try {
-      return await this.fetch(url, {
+      return await request(url, {
+        dispatcher: this.agent,
         method: call.method,
         headers: {
           authorization: `Bearer ${token}`,

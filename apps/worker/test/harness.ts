@@ -79,11 +79,12 @@ export async function startWorkerHarness(
       scope: 'openid',
     },
   };
+  const api = new PartnerApi({ tokens, timeoutMs: 5000 });
   const worker = createWorker({
     connection,
     queuePrefix: prefix,
     outcomes,
-    api: new PartnerApi({ tokens, timeoutMs: 5000 }),
+    api,
     targets: { fallback, byMarket: options.byMarket ?? {} },
     actionsConfig: options.actionsConfig ?? DEFAULT_ACTIONS_CONFIG,
     retry: {
@@ -116,6 +117,7 @@ export async function startWorkerHarness(
       outcomes.waitUntilFinished(webhookId, subscriber, { timeoutMs, webhooksQueue: webhooks }),
     async close() {
       await worker.close(true);
+      await api.close();
       await webhooks.close();
       await deleteKeys(client, prefix);
       subscriber.disconnect();

@@ -48,14 +48,37 @@ export const isFinished = (outcome: WebhookOutcome): boolean =>
   outcome.actions.every((action) => action.state === 'completed' || action.state === 'failed');
 
 /**
+ * One change to an outcome record, in one command: KEYS[1] the record; ARGV: seconds to keep it,
+ * the change channel, the webhook id, the attempts field to count one more on ('' for none), then
+ * field and value pairs.
+ */
+const CHANGE_LUA = `
+redis.call('HSET', KEYS[1], unpack(ARGV, 5))
+if ARGV[4] ~= '' then redis.call('HINCRBY', KEYS[1], ARGV[4], 1) end
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+redis.call('PUBLISH', ARGV[2], ARGV[3])
+`;
+
+interface ChangeCommand {
+  pwOutcomeChange(key: string, ...args: (string | number)[]): Promise<unknown>;
+}
+
+/**
  * Per-webhook outcome records in Redis: one hash per webhook, fields per action, kept
  * `RECORD_TTL_SECONDS`. Every change is announced on a channel so readers can await it.
  */
 export class OutcomeStore {
+  private readonly redis: Redis & ChangeCommand;
+
   constructor(
-    private readonly redis: Redis,
+    redis: Redis,
     private readonly settings: OutcomeStoreSettings,
-  ) {}
+  ) {
+    if (!('pwOutcomeChange' in redis)) {
+      redis.defineCommand('pwOutcomeChange', { numberOfKeys: 1, lua: CHANGE_LUA });
+    }
+    this.redis = redis as Redis & ChangeCommand;
+  }
 
   private key(webhookId: string): string {
     return `${this.settings.queuePrefix}:outcome:${webhookId}`;
@@ -90,7 +113,7 @@ export class OutcomeStore {
 
   /** A call for `action` is starting: counts the attempt. */
   async started(webhookId: string, action: string): Promise<void> {
-    await this.change(webhookId, action, { state: 'active' }, 1);
+    await this.change(webhookId, action, { state: 'active' }, true);
   }
 
   /** The action ended: completed, retrying (attempts left) or failed for good. */
@@ -103,7 +126,7 @@ export class OutcomeStore {
     const fields: Record<string, string> = { state };
     if (state === 'completed') fields.completed_at = new Date().toISOString();
     if (error !== undefined) fields.last_error = error;
-    await this.change(webhookId, action, fields, 0);
+    await this.change(webhookId, action, fields, false);
   }
 
   /** The action made no call because the event is stale: finished, with nothing left to do. */
@@ -113,28 +136,31 @@ export class OutcomeStore {
       webhookId,
       action,
       { state: 'completed', completed_at: new Date().toISOString(), skipped: reason },
-      0,
+      false,
     );
   }
 
   /** An operator replays a failed action: back to waiting. */
   async requeued(webhookId: string, action: string): Promise<void> {
-    await this.change(webhookId, action, { state: 'waiting' }, 0);
+    await this.change(webhookId, action, { state: 'waiting' }, false);
   }
 
+  /** Sets the action's fields, counts an attempt when `countAttempt`, and announces it. */
   private async change(
     webhookId: string,
     action: string,
     fields: Record<string, string>,
-    attempts: number,
+    countAttempt: boolean,
   ) {
-    const key = this.key(webhookId);
-    const prefixed = Object.fromEntries(
-      Object.entries(fields).map(([name, value]) => [`${action}:${name}`, value]),
+    const pairs = Object.entries(fields).flatMap(([name, value]) => [`${action}:${name}`, value]);
+    await this.redis.pwOutcomeChange(
+      this.key(webhookId),
+      this.settings.recordTtlSeconds,
+      this.channel,
+      webhookId,
+      countAttempt ? `${action}:attempts` : '',
+      ...pairs,
     );
-    const multi = this.redis.multi().hset(key, prefixed);
-    if (attempts) multi.hincrby(key, `${action}:attempts`, attempts);
-    await multi.expire(key, this.settings.recordTtlSeconds).publish(this.channel, webhookId).exec();
   }
 
   /**
