@@ -9,8 +9,6 @@ export const QUEUE_NAMES = {
 
 /** Redis keys the system owns besides BullMQ's, all under the queue prefix (hash tag safe). */
 export const keys = {
-  /** Deduplication record of one event, by the SHA-256 of its canonical JSON. */
-  dedup: (prefix: string, digest: string) => `${prefix}:dedup:${digest}`,
   /** The newest `timestamp` (epoch ms) taken in for one entity, for out-of-order protection. */
   latest: (prefix: string, eventType: string, entityId: string) =>
     `${prefix}:latest:${eventType}:${entityId}`,
