@@ -1,0 +1,34 @@
+// `npm run build`: each app as one JavaScript file, `apps/<app>/dist/main.js`, run with plain
+// `node` (no TypeScript at run time). The workspace packages (`@pw/*`) are bundled in; every other
+// package stays an import from node_modules.
+import { build } from 'esbuild';
+import type { Plugin } from 'esbuild';
+
+const APPS = ['ingress', 'worker', 'dashboard', 'send'] as const;
+
+/** Leaves every bare import to node_modules except the workspace's own packages. */
+const externalDependencies: Plugin = {
+  name: 'external-dependencies',
+  setup(pluginBuild) {
+    pluginBuild.onResolve({ filter: /^[^./]/ }, (args) =>
+      args.path.startsWith('@pw/') ? undefined : { path: args.path, external: true },
+    );
+  },
+};
+
+await Promise.all(
+  APPS.map((app) =>
+    build({
+      entryPoints: [`apps/${app}/src/main.ts`],
+      outfile: `apps/${app}/dist/main.js`,
+      bundle: true,
+      platform: 'node',
+      target: 'node20',
+      format: 'esm',
+      sourcemap: true,
+      logLevel: 'warning',
+      plugins: [externalDependencies],
+    }),
+  ),
+);
+console.log(`built ${APPS.map((app) => `apps/${app}/dist/main.js`).join(', ')}`);
