@@ -1,6 +1,8 @@
 // `npm run build`: each app as one JavaScript file, `apps/<app>/dist/main.js`, run with plain
 // `node` (no TypeScript at run time). The workspace packages (`@pw/*`) are bundled in; every other
 // package stays an import from node_modules.
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { build } from 'esbuild';
 import type { Plugin } from 'esbuild';
 
@@ -16,9 +18,10 @@ const externalDependencies: Plugin = {
   },
 };
 
-await Promise.all(
+const results = await Promise.all(
   APPS.map((app) =>
     build({
+      write: false,
       entryPoints: [`apps/${app}/src/main.ts`],
       outfile: `apps/${app}/dist/main.js`,
       bundle: true,
@@ -31,4 +34,12 @@ await Promise.all(
     }),
   ),
 );
+// Each file is written beside its place and renamed into it, so a process starting while another
+// build runs (the tests and the bench both build) never reads half a file.
+for (const file of results.flatMap((result) => result.outputFiles)) {
+  mkdirSync(dirname(file.path), { recursive: true });
+  const temporary = `${file.path}.${process.pid}.tmp`;
+  writeFileSync(temporary, file.contents);
+  renameSync(temporary, file.path);
+}
 console.log(`built ${APPS.map((app) => `apps/${app}/dist/main.js`).join(', ')}`);

@@ -33,6 +33,8 @@ export interface PartnerApiOptions {
   port?: number;
   /** When given, calls without a token it accepts get 401. */
   verifyToken?: (token: string) => Promise<boolean>;
+  /** Keep every call in `calls`; off for long benchmark runs (`callCount` still counts). @defaultValue true */
+  recordCalls?: boolean;
 }
 
 /** Shows a bearer token only by its end, so a listing never hands one out. */
@@ -45,6 +47,8 @@ const masked = (authorization: string | undefined) =>
  */
 export class PartnerApiStandIn {
   readonly calls: RecordedCall[] = [];
+  /** Every call answered, recorded or not. */
+  callCount = 0;
   private failures: (Failure & { left: number })[] = [];
   private holds: { path: string | RegExp; held: (() => void)[] }[] = [];
   private readonly events = new EventEmitter();
@@ -178,18 +182,20 @@ export class PartnerApiStandIn {
       return;
     }
     const reply = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
-      this.calls.push({
-        method: req.method ?? 'GET',
-        path,
-        headers: {
-          authorization: req.headers.authorization,
-          'idempotency-key': req.headers['idempotency-key'] as string | undefined,
-        },
-        body,
-        status,
-        received_at: receivedAt,
-        at: new Date(),
-      });
+      this.callCount++;
+      if (this.options.recordCalls !== false)
+        this.calls.push({
+          method: req.method ?? 'GET',
+          path,
+          headers: {
+            authorization: req.headers.authorization,
+            'idempotency-key': req.headers['idempotency-key'] as string | undefined,
+          },
+          body,
+          status,
+          received_at: receivedAt,
+          at: new Date(),
+        });
       res
         .writeHead(status, { 'content-type': 'application/json', ...headers })
         .end(JSON.stringify(payload));

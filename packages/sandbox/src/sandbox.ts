@@ -13,6 +13,8 @@ export interface SandboxOptions {
   accessTokenTtlSeconds?: number;
   /** The partner API accepts only this provider's tokens. @defaultValue true */
   verifyTokens?: boolean;
+  /** The partner API keeps every call in `calls`. @defaultValue true */
+  recordCalls?: boolean;
 }
 
 export interface Sandbox {
@@ -42,6 +44,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const api = await PartnerApiStandIn.start({
     port: options.apiPort ?? 0,
     verifyToken: options.verifyTokens === false ? undefined : (token) => idp.isIssued(token),
+    recordCalls: options.recordCalls,
   });
   return {
     idp,

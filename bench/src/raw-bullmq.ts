@@ -1,0 +1,66 @@
+import { Queue, Worker } from 'bullmq';
+
+/** BullMQ alone: `queue.add` of a 1 KB job with `inFlight` adds outstanding, for the duration. */
+export async function rawEnqueueRate(
+  redisUrl: string,
+  prefix: string,
+  durationSeconds: number,
+  inFlight = 100,
+): Promise<number> {
+  const queue = new Queue('raw-enqueue', { connection: { url: redisUrl }, prefix });
+  const payload = { body: 'x'.repeat(1000) };
+  const stopAt = Date.now() + durationSeconds * 1000;
+  let added = 0;
+  const lane = async () => {
+    while (Date.now() < stopAt) {
+      await queue.add('raw', payload, { removeOnComplete: true });
+      added++;
+    }
+  };
+  const started = Date.now();
+  await Promise.all(Array.from({ length: inFlight }, lane));
+  const seconds = (Date.now() - started) / 1000;
+  await queue.obliterate({ force: true });
+  await queue.close();
+  return Math.round(added / seconds);
+}
+
+/** BullMQ alone: a no-op Worker at `concurrency` draining `count` jobs added beforehand. */
+export async function rawWorkerRate(
+  redisUrl: string,
+  prefix: string,
+  count: number,
+  concurrency: number,
+): Promise<number> {
+  const connection = { url: redisUrl };
+  const queue = new Queue('raw-worker', { connection, prefix });
+  const payload = { body: 'x'.repeat(1000) };
+  for (let i = 0; i < count; i += 1000) {
+    const size = Math.min(1000, count - i);
+    await queue.addBulk(
+      Array.from({ length: size }, () => ({
+        name: 'raw',
+        data: payload,
+        opts: { removeOnComplete: true },
+      })),
+    );
+  }
+  let done = 0;
+  let resolveDone: () => void = () => undefined;
+  const allDone = new Promise<void>((resolve) => (resolveDone = resolve));
+  const started = Date.now();
+  const worker = new Worker(
+    'raw-worker',
+    () => {
+      if (++done === count) resolveDone();
+      return Promise.resolve();
+    },
+    { connection, prefix, concurrency },
+  );
+  await allDone;
+  const seconds = (Date.now() - started) / 1000;
+  await worker.close();
+  await queue.obliterate({ force: true });
+  await queue.close();
+  return Math.round(count / seconds);
+}
