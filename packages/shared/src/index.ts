@@ -17,3 +17,4 @@ export * from './outcomes/outcome-store.js';
 export * from './actions/actions-config.js';
 export * from './rules/rules-store.js';
 export * from './lifecycle.js';
+export * from './redis.js';

@@ -1,10 +1,16 @@
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { commonEnv, ConfigError, envInt, loadConfig } from './env.js';
+import { commonEnv, ConfigError, envInt, loadConfig, withCommonChecks } from './env.js';
 import { resolveSigning, signingEnv } from './signing-env.js';
 
 const schema = (production: boolean) =>
-  z.object({ ...commonEnv, ...signingEnv(production), PORT: envInt(3000, { min: 1, max: 65535 }) });
+  withCommonChecks(
+    z.object({
+      ...commonEnv,
+      ...signingEnv(production),
+      PORT: envInt(3000, { min: 1, max: 65535 }),
+    }),
+  );
 
 const problemsOf = (fn: () => unknown): readonly string[] => {
   try {
@@ -54,5 +60,50 @@ describe('configuration', () => {
     const signing = resolveSigning(loadConfig(schema(true), { WEBHOOK_SECRETS: ' new , old,' }));
     expect(signing.webhookSecrets).toEqual(['new', 'old']);
     expect(signing.warnings).toEqual([]);
+  });
+
+  describe('Redis Cluster', () => {
+    it('is off by default; on, REDIS_URL may name several seed nodes', () => {
+      expect(loadConfig(schema(false), {}).REDIS_CLUSTER).toBe(false);
+      const config = loadConfig(schema(false), {
+        REDIS_CLUSTER: 'true',
+        REDIS_URL: 'redis://10.0.0.1:7000,10.0.0.2:7000',
+        QUEUE_PREFIX: '{pw}',
+      });
+      expect(config.REDIS_CLUSTER).toBe(true);
+      expect(config.REDIS_URL).toBe('redis://10.0.0.1:7000,10.0.0.2:7000');
+    });
+
+    it('refuses a queue prefix that is not a hash tag, and says why', () => {
+      const problems = problemsOf(() =>
+        loadConfig(schema(false), { REDIS_CLUSTER: 'true', QUEUE_PREFIX: 'pw' }),
+      );
+      expect(problems).toEqual([
+        expect.stringMatching(/^QUEUE_PREFIX: must be a hash tag such as \{pw\}/),
+      ]);
+    });
+
+    it('lists its problems together with every other one', () => {
+      const problems = problemsOf(() =>
+        loadConfig(schema(false), {
+          PORT: 'eighty',
+          REDIS_URL: 'redis://a:7000,b:7000/1',
+          REDIS_CLUSTER: 'true',
+        }),
+      );
+      expect(problems.map((problem) => problem.split(':')[0])).toEqual([
+        'PORT',
+        'QUEUE_PREFIX',
+        'REDIS_URL',
+      ]);
+      expect(
+        problemsOf(() => loadConfig(schema(false), { REDIS_URL: 'redis://a:7000,b:7000' })),
+      ).toEqual([
+        expect.stringContaining('REDIS_URL: names several nodes: set REDIS_CLUSTER=true'),
+      ]);
+      expect(problemsOf(() => loadConfig(schema(false), { REDIS_CLUSTER: 'yes' }))).toEqual([
+        'REDIS_CLUSTER: must be true or false',
+      ]);
+    });
   });
 });

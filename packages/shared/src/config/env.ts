@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PwError } from '../errors.js';
+import { hasHashTag, parseRedisUrl } from '../redis.js';
 
 /** Empty strings count as unset, so `FOO= npm start` means "use the default". */
 const unset = (value: unknown): unknown => (value === '' ? undefined : value);
@@ -53,12 +54,32 @@ export const envList = () => z.preprocess(splitList, z.array(z.string()).optiona
 export const envRequiredList = (message: string) =>
   z.preprocess(splitList, z.array(z.string(), { error: message }));
 
-/** A `redis://` or `rediss://` address. */
+/** `true` or `false`. */
+export const envBoolean = (defaultValue: boolean) =>
+  z.preprocess(
+    unset,
+    z
+      .enum(['true', 'false'], { error: 'must be true or false' })
+      .transform((value) => value === 'true')
+      .default(defaultValue),
+  );
+
+/**
+ * A `redis://` or `rediss://` address; for a Redis Cluster, several `host:port` seeds may follow
+ * the scheme, comma-separated (`redis://10.0.0.1:7000,10.0.0.2:7000`).
+ */
 export const envRedisUrl = (defaultValue: string) =>
   z.preprocess(
     unset,
     z
-      .url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' })
+      .string()
+      .superRefine((url, ctx) => {
+        try {
+          parseRedisUrl(url);
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        }
+      })
       .default(defaultValue),
   );
 
@@ -66,11 +87,13 @@ export const envRedisUrl = (defaultValue: string) =>
 export const isProduction = (env: Record<string, string | undefined>): boolean =>
   env.NODE_ENV === 'production';
 
-/** Variables every process reads. */
+/** Variables every process reads; check them together with `withCommonChecks`. */
 export const commonEnv = {
   NODE_ENV: envString('development'),
   LOG_LEVEL: envEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
   REDIS_URL: envRedisUrl('redis://127.0.0.1:6379'),
+  /** `true`: `REDIS_URL` names seed nodes of a Redis Cluster. */
+  REDIS_CLUSTER: envBoolean(false),
   QUEUE_PREFIX: z.preprocess(
     unset,
     z
@@ -80,6 +103,53 @@ export const commonEnv = {
   ),
   SHUTDOWN_GRACE_MS: envInt(10_000),
 };
+
+interface RedisEnv {
+  REDIS_URL: string;
+  REDIS_CLUSTER: boolean;
+  QUEUE_PREFIX: string;
+}
+
+const REDIS_VARIABLES: readonly PropertyKey[] = ['REDIS_URL', 'REDIS_CLUSTER', 'QUEUE_PREFIX'];
+
+/** The rules between the Redis variables, which no single variable's schema can see. */
+function checkRedisEnv(env: RedisEnv, ctx: z.RefinementCtx): void {
+  const { nodes, db } = parseRedisUrl(env.REDIS_URL);
+  if (!env.REDIS_CLUSTER) {
+    if (nodes.length > 1) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['REDIS_URL'],
+        message: 'names several nodes: set REDIS_CLUSTER=true for a Redis Cluster',
+      });
+    }
+    return;
+  }
+  if (!hasHashTag(env.QUEUE_PREFIX)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['QUEUE_PREFIX'],
+      message: `must be a hash tag such as {${env.QUEUE_PREFIX}} with REDIS_CLUSTER=true: BullMQ's scripts need all of a queue's keys in one hash slot`,
+    });
+  }
+  if (db !== 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['REDIS_URL'],
+      message: 'cannot name a database with REDIS_CLUSTER=true (a cluster has only database 0)',
+    });
+  }
+}
+
+/**
+ * Adds the checks between `commonEnv`'s Redis variables to an app's schema. They run even when
+ * other variables are invalid (so every problem is listed at once), unless a Redis variable is.
+ */
+export function withCommonChecks<T extends z.ZodType<RedisEnv>>(schema: T): T {
+  return schema.superRefine((env, ctx) => checkRedisEnv(env, ctx), {
+    when: ({ issues }) => !issues.some((issue) => REDIS_VARIABLES.includes(issue.path?.[0] ?? '')),
+  });
+}
 
 /** Thrown at start-up when the environment is invalid; its message lists every problem. */
 export class ConfigError extends PwError {

@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import type { Queue } from 'bullmq';
 import type { WebhookJobData } from '../queue/queues.js';
+import type { RedisClient } from '../redis.js';
 
 export const ACTION_STATES = ['waiting', 'active', 'retrying', 'completed', 'failed'] as const;
 export type ActionState = (typeof ACTION_STATES)[number];
@@ -68,16 +68,16 @@ interface ChangeCommand {
  * `RECORD_TTL_SECONDS`. Every change is announced on a channel so readers can await it.
  */
 export class OutcomeStore {
-  private readonly redis: Redis & ChangeCommand;
+  private readonly redis: RedisClient & ChangeCommand;
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     private readonly settings: OutcomeStoreSettings,
   ) {
     if (!('pwOutcomeChange' in redis)) {
       redis.defineCommand('pwOutcomeChange', { numberOfKeys: 1, lua: CHANGE_LUA });
     }
-    this.redis = redis as Redis & ChangeCommand;
+    this.redis = redis as RedisClient & ChangeCommand;
   }
 
   private key(webhookId: string): string {
@@ -200,7 +200,7 @@ export class OutcomeStore {
    */
   waitUntilFinished(
     webhookId: string,
-    subscriber: Redis,
+    subscriber: RedisClient,
     options: { timeoutMs: number; webhooksQueue?: Queue<WebhookJobData> },
   ): Promise<WebhookOutcome> {
     return this.waitUntil(webhookId, subscriber, isFinished, options);
@@ -209,7 +209,7 @@ export class OutcomeStore {
   /** Resolves with the outcome as soon as `condition` holds for it, re-reading on each change. */
   async waitUntil(
     webhookId: string,
-    subscriber: Redis,
+    subscriber: RedisClient,
     condition: (outcome: WebhookOutcome) => boolean,
     options: { timeoutMs: number; webhooksQueue?: Queue<WebhookJobData> },
   ): Promise<WebhookOutcome> {

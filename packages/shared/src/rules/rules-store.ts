@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
+import type { RedisClient } from '../redis.js';
 import { routingRulesSchema } from './routing-rules.js';
 import type { RoutingRule } from './routing-rules.js';
 
@@ -16,7 +16,7 @@ export interface StoredRules {
  */
 export class RulesStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly settings: { queuePrefix: string; seed: readonly RoutingRule[] },
   ) {}
 
@@ -63,7 +63,7 @@ export class LiveRules {
 
   constructor(
     private readonly store: RulesStore,
-    private readonly subscriber: Redis,
+    private readonly subscriber: RedisClient,
     private readonly log: Logger,
     initial: readonly RoutingRule[],
   ) {

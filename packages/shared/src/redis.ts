@@ -1,0 +1,130 @@
+import { Cluster, Redis } from 'ioredis';
+import type { ClusterOptions } from 'ioredis';
+
+/** A connection to Redis: one server, or a Redis Cluster (`REDIS_CLUSTER=true`). */
+export type RedisClient = Redis | Cluster;
+
+/** The connection settings the composition roots choose; each means the same for a cluster. */
+export interface RedisClientOptions {
+  connectionName?: string;
+  /** `null`: retry a command forever while Redis is away (BullMQ workers need it). */
+  maxRetriesPerRequest?: number | null;
+  /** `false`: fail commands at once while disconnected instead of queueing them. */
+  enableOfflineQueue?: boolean;
+  commandTimeout?: number;
+  lazyConnect?: boolean;
+}
+
+export interface RedisNode {
+  host: string;
+  port: number;
+}
+
+export interface ParsedRedisUrl {
+  /** One for a single server; one or more seed nodes of a cluster. */
+  nodes: RedisNode[];
+  tls: boolean;
+  username?: string;
+  password?: string;
+  /** The database number from the path (`/2`); 0 when there is none. */
+  db: number;
+}
+
+/**
+ * Reads `REDIS_URL`: `redis://` or `rediss://`, optional credentials, then one `host:port` or
+ * several separated by commas (seed nodes of a cluster), then an optional `/db`. Throws a plain
+ * message when it is not one.
+ */
+export function parseRedisUrl(url: string): ParsedRedisUrl {
+  const match = /^(rediss?):\/\/([^/?#]*)(.*)$/i.exec(url);
+  if (!match) throw new Error('must be a redis:// or rediss:// URL');
+  const [, scheme = 'redis', authority = '', rest = ''] = match;
+  const at = authority.lastIndexOf('@');
+  const userInfo = authority.slice(0, at + 1);
+  const nodes = authority
+    .slice(at + 1)
+    .split(',')
+    .map((address) => address.trim());
+  let first: URL | undefined;
+  const parsed = nodes.map((address) => {
+    let node: URL;
+    try {
+      if (address === '') throw new Error('empty');
+      node = new URL(`${scheme}://${userInfo}${address}${rest}`);
+    } catch {
+      throw new Error(`has an invalid host:port "${address}"`);
+    }
+    first ??= node;
+    return { host: node.hostname.replace(/^\[|\]$/g, ''), port: Number(node.port || 6379) };
+  });
+  const path = first?.pathname ?? '';
+  if (!/^\/?\d*$/.test(path)) throw new Error('must end in a database number, if anything');
+  return {
+    nodes: parsed,
+    tls: scheme.toLowerCase() === 'rediss',
+    ...(first?.username ? { username: decodeURIComponent(first.username) } : {}),
+    ...(first?.password ? { password: decodeURIComponent(first.password) } : {}),
+    db: Number(path.slice(1) || 0),
+  };
+}
+
+/** `host:port` of every node `REDIS_URL` names, for logs (never the credentials). */
+export const redisHosts = (url: string): string =>
+  parseRedisUrl(url)
+    .nodes.map((node) => `${node.host}:${node.port}`)
+    .join(',');
+
+/** True when `prefix` holds a Redis Cluster hash tag (`{pw}`), so every key under it shares a slot. */
+export const hasHashTag = (prefix: string): boolean => /^[^{]*\{[^}]+\}/.test(prefix);
+
+/**
+ * The one way the apps connect to Redis: a `Redis` for one server, or, with `cluster`, a
+ * `Cluster` seeded with every node of `url`. Queue prefixes must then be hash tags (`{pw}`).
+ */
+export function createRedis(
+  url: string,
+  cluster: boolean,
+  options: RedisClientOptions = {},
+): RedisClient {
+  if (!cluster) {
+    if (url.includes(',')) throw new Error('REDIS_URL names several nodes: set REDIS_CLUSTER=true');
+    return new Redis(url, options);
+  }
+  const parsed = parseRedisUrl(url);
+  const { enableOfflineQueue, lazyConnect, ...connection } = options;
+  const clusterOptions: ClusterOptions = {
+    ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
+    ...(lazyConnect === undefined ? {} : { lazyConnect }),
+    redisOptions: {
+      ...connection,
+      ...(parsed.username ? { username: parsed.username } : {}),
+      ...(parsed.password ? { password: parsed.password } : {}),
+      ...(parsed.tls ? { tls: {} } : {}),
+    },
+    // With TLS the certificates name the hosts, so connect by name rather than resolved address.
+    ...(parsed.tls
+      ? {
+          dnsLookup: (address: string, callback: (e: null, a: string) => void) =>
+            callback(null, address),
+        }
+      : {}),
+  };
+  return new Cluster(parsed.nodes, clusterOptions);
+}
+
+/**
+ * A new connection with the same settings (and `overrides`), for a subscriber or a blocking
+ * reader: `Redis.duplicate` and `Cluster.duplicate` take their options differently.
+ */
+export function duplicateRedis(
+  client: RedisClient,
+  overrides: RedisClientOptions = {},
+): RedisClient {
+  if (!(client instanceof Cluster)) return client.duplicate(overrides);
+  const { enableOfflineQueue, lazyConnect, ...connection } = overrides;
+  return client.duplicate([], {
+    ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
+    ...(lazyConnect === undefined ? {} : { lazyConnect }),
+    redisOptions: { ...client.options.redisOptions, ...connection },
+  });
+}
