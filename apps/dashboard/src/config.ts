@@ -8,6 +8,7 @@ import {
   isProduction,
   loadConfig,
   readActionsConfig,
+  withCommonChecks,
 } from '@pw/shared';
 import type { ActionsConfig } from '@pw/shared';
 
@@ -20,14 +21,16 @@ const credential = (name: string, production: boolean) =>
     : envOptionalString();
 
 const dashboardEnv = (production: boolean) =>
-  z.object({
-    ...commonEnv,
-    DASHBOARD_PORT: envPort(3001),
-    DASHBOARD_USER: credential('basic-auth user of the dashboard', production),
-    DASHBOARD_PASSWORD: credential('basic-auth password of the dashboard', production),
-    RECORD_TTL_SECONDS: envInt(604_800, { min: 1 }),
-    ACTIONS_CONFIG: envOptionalString(),
-  });
+  withCommonChecks(
+    z.object({
+      ...commonEnv,
+      DASHBOARD_PORT: envPort(3001),
+      DASHBOARD_USER: credential('basic-auth user of the dashboard', production),
+      DASHBOARD_PASSWORD: credential('basic-auth password of the dashboard', production),
+      RECORD_TTL_SECONDS: envInt(604_800, { min: 1 }),
+      ACTIONS_CONFIG: envOptionalString(),
+    }),
+  );
 
 export interface DashboardConfig extends z.output<ReturnType<typeof dashboardEnv>> {
   user: string;

@@ -1,11 +1,11 @@
 // Composition root of the dashboard: the only place that reads the environment and builds clients.
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import {
   closeServer,
   configOrExit,
   onShutdownSignals,
   createLogger,
+  createRedis,
   DEFAULT_RULES,
   OutcomeStore,
   QUEUE_NAMES,
@@ -19,7 +19,7 @@ import { Operator } from './operator.js';
 
 const config = configOrExit('dashboard', () => loadDashboardConfig(process.env));
 const log = createLogger({ name: 'dashboard', level: config.LOG_LEVEL });
-const redis = new Redis(config.REDIS_URL, {
+const redis = createRedis(config.REDIS_URL, config.REDIS_CLUSTER, {
   maxRetriesPerRequest: 1,
   connectionName: 'pw-dashboard',
 });

@@ -9,12 +9,13 @@ import {
   readActionsConfig,
   resolveSigning,
   signingEnv,
+  withCommonChecks,
 } from '@pw/shared';
 import type { ActionsConfig } from '@pw/shared';
 
 const ingressEnv = (production: boolean, actions: ActionsConfig) =>
-  z
-    .object({
+  withCommonChecks(
+    z.object({
       ...commonEnv,
       ...signingEnv(production),
       INGRESS_PORT: envPort(3000),
@@ -24,24 +25,25 @@ const ingressEnv = (production: boolean, actions: ActionsConfig) =>
       DEDUP_WINDOW_SECONDS: envInt(604_800, { min: 1 }),
       RECORD_TTL_SECONDS: envInt(604_800, { min: 1 }),
       ACTIONS_CONFIG: envOptionalString(),
-    })
-    .transform((env) => ({
-      nodeEnv: env.NODE_ENV,
-      logLevel: env.LOG_LEVEL,
-      redisUrl: env.REDIS_URL,
-      queuePrefix: env.QUEUE_PREFIX,
-      shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
-      port: env.INGRESS_PORT,
-      /** Ingress processes sharing the port (node:cluster); 1 runs the ingress in this process. */
-      workers: env.INGRESS_WORKERS,
-      rateLimitPerSecond: env.INGRESS_RATE_LIMIT,
-      maxBodyBytes: env.MAX_BODY_BYTES,
-      dedupWindowSeconds: env.DEDUP_WINDOW_SECONDS,
-      recordTtlSeconds: env.RECORD_TTL_SECONDS,
-      ...resolveSigning(env),
-      /** Per-action settings and the seed routing rules, from `ACTIONS_CONFIG`. */
-      actions,
-    }));
+    }),
+  ).transform((env) => ({
+    nodeEnv: env.NODE_ENV,
+    logLevel: env.LOG_LEVEL,
+    redisUrl: env.REDIS_URL,
+    redisCluster: env.REDIS_CLUSTER,
+    queuePrefix: env.QUEUE_PREFIX,
+    shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
+    port: env.INGRESS_PORT,
+    /** Ingress processes sharing the port (node:cluster); 1 runs the ingress in this process. */
+    workers: env.INGRESS_WORKERS,
+    rateLimitPerSecond: env.INGRESS_RATE_LIMIT,
+    maxBodyBytes: env.MAX_BODY_BYTES,
+    dedupWindowSeconds: env.DEDUP_WINDOW_SECONDS,
+    recordTtlSeconds: env.RECORD_TTL_SECONDS,
+    ...resolveSigning(env),
+    /** Per-action settings and the seed routing rules, from `ACTIONS_CONFIG`. */
+    actions,
+  }));
 
 export type IngressConfig = z.output<ReturnType<typeof ingressEnv>>;
 

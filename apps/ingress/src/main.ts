@@ -1,17 +1,19 @@
 // Composition root of the ingress: the only place that reads the environment and builds clients.
 import cluster from 'node:cluster';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { collectDefaultMetrics } from 'prom-client';
 import {
   closeServer,
   configOrExit,
   createLogger,
+  createRedis,
   DEFAULT_RULES,
+  duplicateRedis,
   effectiveRules,
   LiveRules,
   onShutdownSignals,
   QUEUE_NAMES,
+  redisHosts,
   RulesStore,
 } from '@pw/shared';
 import type { WebhookJobData } from '@pw/shared';
@@ -36,7 +38,7 @@ function serve(): void {
   if (cluster.isPrimary) for (const warning of config.warnings) log.warn(warning);
 
   // Fail fast instead of queueing commands while Redis is away: the sender gets 503 and retries.
-  const redis = new Redis(config.redisUrl, {
+  const redis = createRedis(config.redisUrl, config.redisCluster, {
     enableOfflineQueue: false,
     commandTimeout: 2000,
     maxRetriesPerRequest: 1,
@@ -52,7 +54,7 @@ function serve(): void {
   // Routing rules live in Redis (the dashboard edits them); a change reaches this process at once.
   const seed = config.actions.rules ?? DEFAULT_RULES;
   const rulesStore = new RulesStore(redis, { queuePrefix: config.queuePrefix, seed });
-  const rulesSubscriber = redis.duplicate({ enableOfflineQueue: true });
+  const rulesSubscriber = duplicateRedis(redis, { enableOfflineQueue: true });
   const liveRules = new LiveRules(rulesStore, rulesSubscriber, log, seed);
   liveRules
     .start()
@@ -74,7 +76,10 @@ function serve(): void {
   });
 
   const server = app.listen(config.port, () => {
-    log.info({ port: config.port, redis: new URL(config.redisUrl).host }, 'ingress listening');
+    log.info(
+      { port: config.port, redis: redisHosts(config.redisUrl), redis_cluster: config.redisCluster },
+      'ingress listening',
+    );
   });
   server.on('error', (error) => {
     log.fatal({ err: error }, 'ingress cannot listen');

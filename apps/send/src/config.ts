@@ -6,17 +6,19 @@ import {
   loadConfig,
   resolveSigning,
   signingEnv,
+  withCommonChecks,
 } from '@pw/shared';
 
 const sendEnv = (production: boolean) =>
-  z
-    .object({ ...commonEnv, ...signingEnv(production), INGRESS_PORT: envPort(3000) })
-    .transform((env) => ({
-      ingressPort: env.INGRESS_PORT,
-      redisUrl: env.REDIS_URL,
-      queuePrefix: env.QUEUE_PREFIX,
-      ...resolveSigning(env),
-    }));
+  withCommonChecks(
+    z.object({ ...commonEnv, ...signingEnv(production), INGRESS_PORT: envPort(3000) }),
+  ).transform((env) => ({
+    ingressPort: env.INGRESS_PORT,
+    redisUrl: env.REDIS_URL,
+    redisCluster: env.REDIS_CLUSTER,
+    queuePrefix: env.QUEUE_PREFIX,
+    ...resolveSigning(env),
+  }));
 
 export type SendConfig = z.output<ReturnType<typeof sendEnv>>;
 

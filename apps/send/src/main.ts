@@ -1,8 +1,13 @@
 // `npm run send`: sign and post sample events, print each answer as one JSON line; with --wait,
 // then each webhook's outcome record once all its actions have finished.
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
-import { acknowledgementSchema, OutcomeStore, QUEUE_NAMES } from '@pw/shared';
+import {
+  acknowledgementSchema,
+  createRedis,
+  duplicateRedis,
+  OutcomeStore,
+  QUEUE_NAMES,
+} from '@pw/shared';
 import type { WebhookJobData } from '@pw/shared';
 import { loadSendConfig } from './config.js';
 import type { SendConfig } from './config.js';
@@ -10,8 +15,8 @@ import { parseSendArgs, sendEvents } from './send.js';
 import type { SendResult } from './send.js';
 
 async function printOutcomes(results: SendResult[], config: SendConfig, timeoutSeconds: number) {
-  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
-  const subscriber = redis.duplicate();
+  const redis = createRedis(config.redisUrl, config.redisCluster, { maxRetriesPerRequest: 1 });
+  const subscriber = duplicateRedis(redis);
   const queue = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, {
     connection: redis,
     prefix: config.queuePrefix,

@@ -1,6 +1,5 @@
-import type { Redis } from 'ioredis';
 import { keys } from '@pw/shared';
-import type { ActionSettings } from '@pw/shared';
+import type { ActionSettings, RedisClient } from '@pw/shared';
 
 /**
  * Takes a slot for one call, or says how long to wait. KEYS[1] start times (sorted set),
@@ -59,10 +58,10 @@ export function concurrencyWait(waitsSoFar: number, random = Math.random): numbe
  * worker process through Redis, so a burst of webhooks cannot flood one partner endpoint.
  */
 export class ActionLimits {
-  private readonly redis: Redis & LimitCommands;
+  private readonly redis: RedisClient & LimitCommands;
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     private readonly prefix: string,
     /** How long a slot is held at most if its worker dies without giving it back. */
     private readonly leaseMs: number,
@@ -70,7 +69,7 @@ export class ActionLimits {
     if (!('pwAcquireSlot' in redis)) {
       redis.defineCommand('pwAcquireSlot', { numberOfKeys: 2, lua: ACQUIRE_LUA });
     }
-    this.redis = redis as Redis & LimitCommands;
+    this.redis = redis as RedisClient & LimitCommands;
   }
 
   static applies(settings: ActionSettings | undefined): boolean {

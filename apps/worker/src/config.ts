@@ -10,6 +10,7 @@ import {
   isProduction,
   loadConfig,
   readActionsConfig,
+  withCommonChecks,
 } from '@pw/shared';
 import type { ActionsConfig, ClientCredentials } from '@pw/shared';
 
@@ -34,24 +35,26 @@ const required = (name: string) =>
   );
 
 const workerEnv = (production: boolean) =>
-  z.object({
-    ...commonEnv,
-    WORKER_CONCURRENCY: envInt(20, { min: 1, max: 1000 }),
-    WORKER_HEALTH_PORT: envPort(3002),
-    WORKER_LOCK_MS: envInt(30_000, { min: 1000 }),
-    AUTH_URL: serviceUrl('identity provider', production),
-    AUTH_REALM: required(SANDBOX_HINT),
-    AUTH_CLIENT_ID: required(SANDBOX_HINT),
-    AUTH_CLIENT_SECRET: required(SANDBOX_HINT),
-    AUTH_SCOPE: envString('openid'),
-    API_BASE_URL: serviceUrl('partner API', production),
-    API_TIMEOUT_MS: envInt(10_000, { min: 100 }),
-    ACTIONS_CONFIG: envOptionalString(),
-    ACTION_ATTEMPTS: envInt(8, { min: 1, max: 100 }),
-    ACTION_BACKOFF: envEnum(['fixed', 'exponential'], 'exponential'),
-    ACTION_BACKOFF_DELAY_MS: envInt(1000),
-    RECORD_TTL_SECONDS: envInt(604_800, { min: 1 }),
-  });
+  withCommonChecks(
+    z.object({
+      ...commonEnv,
+      WORKER_CONCURRENCY: envInt(20, { min: 1, max: 1000 }),
+      WORKER_HEALTH_PORT: envPort(3002),
+      WORKER_LOCK_MS: envInt(30_000, { min: 1000 }),
+      AUTH_URL: serviceUrl('identity provider', production),
+      AUTH_REALM: required(SANDBOX_HINT),
+      AUTH_CLIENT_ID: required(SANDBOX_HINT),
+      AUTH_CLIENT_SECRET: required(SANDBOX_HINT),
+      AUTH_SCOPE: envString('openid'),
+      API_BASE_URL: serviceUrl('partner API', production),
+      API_TIMEOUT_MS: envInt(10_000, { min: 100 }),
+      ACTIONS_CONFIG: envOptionalString(),
+      ACTION_ATTEMPTS: envInt(8, { min: 1, max: 100 }),
+      ACTION_BACKOFF: envEnum(['fixed', 'exponential'], 'exponential'),
+      ACTION_BACKOFF_DELAY_MS: envInt(1000),
+      RECORD_TTL_SECONDS: envInt(604_800, { min: 1 }),
+    }),
+  );
 
 /** Where one event's calls go: the API and the credentials for its token. */
 export interface PartnerTarget {

@@ -1,12 +1,12 @@
 import { DelayedError, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
 import type { Job } from 'bullmq';
-import type { Redis } from 'ioredis';
-import { PermanentError, QUEUE_NAMES, valueAt } from '@pw/shared';
+import { duplicateRedis, PermanentError, QUEUE_NAMES, valueAt } from '@pw/shared';
 import type {
   ActionJobData,
   ActionsConfig,
   Logger,
   OutcomeStore,
+  RedisClient,
   WebhookJobData,
 } from '@pw/shared';
 import { ActionLimits } from './action-limits.js';
@@ -22,7 +22,7 @@ import { CallFailed } from './partner-api.js';
 import type { PartnerApi } from './partner-api.js';
 
 export interface WorkerDeps {
-  connection: Redis;
+  connection: RedisClient;
   queuePrefix: string;
   outcomes: OutcomeStore;
   api: PartnerApi;
@@ -197,7 +197,7 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
   });
 
   // A job that stalled too often is failed by BullMQ itself, outside any processor: record it.
-  const eventsConnection = connection.duplicate();
+  const eventsConnection = duplicateRedis(connection);
   const actionEvents = new QueueEvents(QUEUE_NAMES.actions, {
     connection: eventsConnection,
     prefix,

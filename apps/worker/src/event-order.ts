@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
 import { keys } from '@pw/shared';
+import type { RedisClient } from '@pw/shared';
 
 /**
  * Notes an event's time for its entity and returns the newest time noted before it (-1: none).
@@ -30,10 +30,10 @@ export function eventTime(event: Record<string, unknown>): number | undefined {
  * event arriving later (or still retrying when a newer one arrives) is known to be stale.
  */
 export class EventOrder {
-  private readonly redis: Redis & OrderCommands;
+  private readonly redis: RedisClient & OrderCommands;
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     private readonly prefix: string,
     /** How long an entity's newest time is remembered (`RECORD_TTL_SECONDS`). */
     private readonly keepSeconds: number,
@@ -41,7 +41,7 @@ export class EventOrder {
     if (!('pwTakeIn' in redis)) {
       redis.defineCommand('pwTakeIn', { numberOfKeys: 1, lua: TAKE_IN_LUA });
     }
-    this.redis = redis as Redis & OrderCommands;
+    this.redis = redis as RedisClient & OrderCommands;
   }
 
   /** Notes the event; true when a newer event for the same entity was taken in before it. */

@@ -1,9 +1,9 @@
 // Composition root of the worker: the only place that reads the environment and builds clients.
-import { Redis } from 'ioredis';
 import { collectDefaultMetrics } from 'prom-client';
 import {
   configOrExit,
   createLogger,
+  createRedis,
   onShutdownSignals,
   OutcomeStore,
   TokenManager,
@@ -20,7 +20,7 @@ const metrics = new WorkerMetrics();
 collectDefaultMetrics({ register: metrics.registry });
 
 // BullMQ workers block on Redis, so their connection must retry forever rather than fail commands.
-const connection = new Redis(config.REDIS_URL, {
+const connection = createRedis(config.REDIS_URL, config.REDIS_CLUSTER, {
   maxRetriesPerRequest: null,
   connectionName: 'pw-worker',
 });
