@@ -24,6 +24,8 @@ export interface PrivateRedisOptions {
   port?: number;
   /** Turn the append-only file on (data survives a restart). @defaultValue false */
   appendOnly?: boolean;
+  /** More `redis-server` arguments (`--cluster-enabled yes`, …). */
+  args?: readonly string[];
 }
 
 /** A `redis-server` of the test's own on loopback, which the test may stop and start again. */
@@ -36,6 +38,7 @@ export class PrivateRedis {
     port: number,
     private readonly dir: string,
     private readonly appendOnly: boolean,
+    private readonly extraArgs: readonly string[] = [],
   ) {
     this.port = port;
     this.url = `redis://127.0.0.1:${port}`;
@@ -47,6 +50,7 @@ export class PrivateRedis {
       options.port ?? (await freePort()),
       dir,
       options.appendOnly ?? false,
+      options.args,
     );
     await redis.resume();
     return redis;
@@ -64,7 +68,7 @@ export class PrivateRedis {
       '--dir',
       this.dir,
     ];
-    args.push('--appendonly', this.appendOnly ? 'yes' : 'no');
+    args.push('--appendonly', this.appendOnly ? 'yes' : 'no', ...this.extraArgs);
     const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     let output = '';
