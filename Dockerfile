@@ -1,0 +1,93 @@
+# syntax=docker/dockerfile:1
+# One image per process, each its own build target:
+#   docker build --target ingress -t partner-webhooks-ingress .
+#   (ingress | worker | dashboard; partner-api is the sandbox's partner-API stand-in for compose)
+# `docker compose build` builds them all (docker-compose.yml).
+
+ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+
+FROM ${NODE_IMAGE} AS base
+ENV NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=false
+# The npm of package.json's packageManager, which wrote package-lock.json.
+RUN npm install -g npm@11.19.1 && npm cache clean --force
+WORKDIR /app
+
+# Build: every dependency, then `npm run build` (apps/*/dist/main.js) and the stand-in's bundle.
+FROM base AS build
+COPY package.json package-lock.json ./
+COPY apps/dashboard/package.json apps/dashboard/
+COPY apps/ingress/package.json apps/ingress/
+COPY apps/send/package.json apps/send/
+COPY apps/worker/package.json apps/worker/
+COPY packages/sandbox/package.json packages/sandbox/
+COPY packages/shared/package.json packages/shared/
+COPY packages/test-utils/package.json packages/test-utils/
+COPY tests/deploy/package.json tests/deploy/
+COPY tests/e2e/package.json tests/e2e/
+COPY bench/package.json bench/
+RUN npm ci
+COPY tsconfig.json ./
+COPY scripts scripts
+COPY packages packages
+COPY apps apps
+COPY deploy/partner-api deploy/partner-api
+RUN npm run build \
+  && npx esbuild deploy/partner-api/main.ts --bundle --platform=node --target=node20 \
+    --format=esm --outfile=deploy/partner-api/dist/main.mjs --log-level=warning
+
+# Production dependencies of the apps alone. Only these workspaces are present, so npm installs
+# nothing for @pw/test-utils (testcontainers, vitest) or @pw/sandbox (oidc-provider), and
+# --omit=dev leaves out tsx, esbuild, eslint and the rest. The apps' bundles contain @pw/shared's
+# code; its own dependencies (openid-client, pino, ...) come from here.
+FROM base AS runtime-deps
+COPY package.json package-lock.json ./
+COPY apps/dashboard/package.json apps/dashboard/
+COPY apps/ingress/package.json apps/ingress/
+COPY apps/send/package.json apps/send/
+COPY apps/worker/package.json apps/worker/
+COPY packages/shared/package.json packages/shared/
+RUN npm ci --omit=dev && npm cache clean --force
+
+# What every app image shares: node, the production node_modules, no npm upgrade, no sources.
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production NODE_OPTIONS=--enable-source-maps
+WORKDIR /app
+COPY --from=runtime-deps /app ./
+
+FROM runtime AS worker
+COPY --from=build /app/apps/worker/dist apps/worker/dist
+USER node
+EXPOSE 3002
+HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.WORKER_HEALTH_PORT || 3002) + '/healthz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "apps/worker/dist/main.js"]
+
+FROM runtime AS dashboard
+COPY --from=build /app/apps/dashboard/dist apps/dashboard/dist
+USER node
+EXPOSE 3001
+HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.DASHBOARD_PORT || 3001) + '/healthz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "apps/dashboard/dist/main.js"]
+
+# The partner-API stand-in (compose only): node alone, no node_modules.
+FROM ${NODE_IMAGE} AS partner-api
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /app/deploy/partner-api/dist deploy/partner-api/dist
+USER node
+EXPOSE 3011
+HEALTHCHECK --interval=5s --timeout=5s --start-period=5s --retries=5 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.SANDBOX_API_PORT || 3011) + '/__sandbox/health', { signal: AbortSignal.timeout(4000) }).then(() => process.exit(0), () => process.exit(1))"]
+CMD ["node", "deploy/partner-api/dist/main.mjs"]
+
+# Last, so a plain `docker build .` gives the ingress. It also carries `npm run send`'s bundle:
+#   docker compose exec ingress node apps/send/dist/main.js quote --status approved --wait
+FROM runtime AS ingress
+COPY --from=build /app/apps/ingress/dist apps/ingress/dist
+COPY --from=build /app/apps/send/dist apps/send/dist
+USER node
+EXPOSE 3000
+HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.INGRESS_PORT || 3000) + '/healthz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "apps/ingress/dist/main.js"]
