@@ -1,0 +1,45 @@
+import { readRepoFile } from './repo.js';
+
+/** The variables of the contract's configuration table (section 3). */
+export const CONTRACT_VARIABLES = [
+  'NODE_ENV',
+  'REDIS_URL',
+  'QUEUE_PREFIX',
+  'INGRESS_PORT',
+  'DASHBOARD_PORT',
+  'WORKER_HEALTH_PORT',
+  'WEBHOOK_SECRETS',
+  'SIGNATURE_MODE',
+  'INGRESS_RATE_LIMIT',
+  'MAX_BODY_BYTES',
+  'AUTH_URL',
+  'AUTH_REALM',
+  'AUTH_CLIENT_ID',
+  'AUTH_CLIENT_SECRET',
+  'AUTH_SCOPE',
+  'API_BASE_URL',
+  'ACTIONS_CONFIG',
+  'ACTION_ATTEMPTS',
+  'ACTION_BACKOFF',
+  'ACTION_BACKOFF_DELAY_MS',
+  'WORKER_CONCURRENCY',
+  'DEDUP_WINDOW_SECONDS',
+  'RECORD_TTL_SECONDS',
+  'DASHBOARD_USER',
+  'DASHBOARD_PASSWORD',
+  'LOG_LEVEL',
+] as const;
+
+/** Every `VARIABLE` the README's "Configuration" section names in backticks. */
+export function readmeConfigurationVariables(): Set<string> {
+  const readme = readRepoFile('README.md');
+  const start = readme.indexOf('\n## Configuration');
+  if (start < 0) throw new Error('README.md has no "## Configuration" section');
+  const end = readme.indexOf('\n## ', start + 1);
+  const section = readme.slice(start, end < 0 ? undefined : end);
+  return new Set([...section.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((match) => match[1]!));
+}
+
+/** The names an app may be given: the contract's and the ones the README documents. */
+export const knownAppVariables = (): Set<string> =>
+  new Set([...CONTRACT_VARIABLES, ...readmeConfigurationVariables()]);

@@ -1,0 +1,130 @@
+// The Dockerfile: one target per app, each non-root with a health check and `node apps/<app>/dist/main.js`.
+import { readdirSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { copyParts, healthcheckCommand, parseStages } from '../src/dockerfile.js';
+import type { Stage } from '../src/dockerfile.js';
+import { readRepoFile, repoFileExists, repoPath } from '../src/repo.js';
+
+const stages = parseStages(readRepoFile('Dockerfile'));
+const stage = (name: string): Stage => {
+  const found = stages.find((candidate) => candidate.name === name);
+  if (!found) throw new Error(`the Dockerfile has no stage ${name}`);
+  return found;
+};
+const instructions = (name: string, keyword: string) =>
+  stage(name).instructions.filter((instruction) => instruction.keyword === keyword);
+/** The stage and the stages it is built FROM, nearest first. */
+const lineage = (name: string): Stage[] => {
+  const own = stage(name);
+  const parent = stages.find((candidate) => candidate.name === own.from);
+  return parent ? [own, ...lineage(parent.name)] : [own];
+};
+
+const APP_TARGETS = {
+  ingress: 'INGRESS_PORT',
+  worker: 'WORKER_HEALTH_PORT',
+  dashboard: 'DASHBOARD_PORT',
+} as const;
+
+/** package.json of every workspace in the root package.json's `workspaces` (`dir` or `dir/*`). */
+const workspaceManifests = (): string[] => {
+  const root = JSON.parse(readRepoFile('package.json')) as { workspaces: string[] };
+  return root.workspaces
+    .flatMap((pattern) =>
+      pattern.endsWith('/*')
+        ? readdirSync(repoPath(pattern.slice(0, -2))).map(
+            (name) => `${pattern.slice(0, -1)}${name}`,
+          )
+        : [pattern],
+    )
+    .map((folder) => `${folder}/package.json`)
+    .filter(repoFileExists)
+    .sort();
+};
+
+describe('Dockerfile', () => {
+  it('starts from a Node 20 image pinned to a release', () => {
+    const arg = /^NODE_IMAGE=(\S+)$/m.exec(
+      readRepoFile('Dockerfile')
+        .split('\n')
+        .filter((line) => line.startsWith('ARG '))
+        .map((line) => line.slice(4))
+        .join('\n'),
+    )?.[1];
+    expect(arg).toMatch(/^node:20\.\d+\.\d+-(bookworm-slim|alpine[\d.]*)$/);
+    for (const { from } of stages)
+      expect(stages.map((s) => s.name).concat('${NODE_IMAGE}')).toContain(from);
+  });
+
+  it('builds with npm ci and npm run build, from every workspace package.json', () => {
+    const runs = instructions('build', 'RUN').map((run) => run.args);
+    expect(runs.some((run) => /^npm ci\b/.test(run))).toBe(true);
+    expect(runs.some((run) => run.includes('npm run build'))).toBe(true);
+    const copied = instructions('build', 'COPY').flatMap((copy) => copyParts(copy).sources);
+    for (const manifest of workspaceManifests()) expect(copied, manifest).toContain(manifest);
+  });
+
+  it('installs production dependencies of the apps alone for the runtime', () => {
+    expect(instructions('runtime-deps', 'RUN').map((run) => run.args)).toContainEqual(
+      expect.stringMatching(/^npm ci --omit=dev\b/),
+    );
+    const copied = instructions('runtime-deps', 'COPY').flatMap((copy) => copyParts(copy).sources);
+    expect(copied.filter((source) => source.endsWith('package.json')).sort()).toEqual([
+      'apps/dashboard/package.json',
+      'apps/ingress/package.json',
+      'apps/send/package.json',
+      'apps/worker/package.json',
+      'package.json',
+      'packages/shared/package.json',
+    ]);
+  });
+
+  it('copies only sources that exist in the build context', () => {
+    const ignored = readRepoFile('.dockerignore');
+    for (const { instructions: list } of stages) {
+      for (const copy of list.filter((instruction) => instruction.keyword === 'COPY')) {
+        const { flags, sources } = copyParts(copy);
+        if (flags.from) continue;
+        for (const source of sources) expect(repoFileExists(source), source).toBe(true);
+      }
+    }
+    expect(ignored).toMatch(/^\*\*\/node_modules$/m);
+    expect(ignored).toMatch(/^\*\*\/dist$/m);
+  });
+
+  for (const [app, portVariable] of Object.entries(APP_TARGETS)) {
+    it(`has a target ${app}: non-root, a health check on ${portVariable}, node apps/${app}/dist/main.js`, () => {
+      const users = lineage(app).flatMap((s) =>
+        s.instructions.filter((instruction) => instruction.keyword === 'USER'),
+      );
+      expect(users[users.length - 1]?.args ?? '').toMatch(/^(?!root\b|0\b)\S+/);
+      expect(instructions(app, 'USER').at(-1)?.args).toBe('node');
+
+      const [healthcheck, ...more] = instructions(app, 'HEALTHCHECK');
+      expect(more).toEqual([]);
+      const command = healthcheckCommand(healthcheck!);
+      expect(command?.slice(0, 2)).toEqual(['node', '-e']);
+      expect(command?.[2]).toContain(`process.env.${portVariable}`);
+      expect(command?.[2]).toContain('/healthz');
+
+      expect(instructions(app, 'CMD').at(-1)?.exec).toEqual(['node', `apps/${app}/dist/main.js`]);
+      const copies = instructions(app, 'COPY').map(copyParts);
+      expect(copies).toContainEqual({
+        flags: { from: 'build' },
+        sources: [`/app/apps/${app}/dist`],
+        destination: `apps/${app}/dist`,
+      });
+      // The production node_modules, through the shared runtime stage.
+      expect(lineage(app).map((s) => s.name)).toContain('runtime');
+    });
+  }
+
+  it('runs the partner-API stand-in for compose as node, from its bundle', () => {
+    expect(instructions('partner-api', 'USER').at(-1)?.args).toBe('node');
+    expect(instructions('partner-api', 'HEALTHCHECK')).toHaveLength(1);
+    expect(instructions('partner-api', 'CMD').at(-1)?.exec).toEqual([
+      'node',
+      'deploy/partner-api/dist/main.mjs',
+    ]);
+  });
+});

@@ -1,0 +1,139 @@
+// The apps started with the settings docker-compose.yml and deploy/k8s give them (ports moved to
+// free ones, Redis the tests' own) answer the health checks and probes those files declare: the
+// paths, the port variables and the health-check commands are the real ones, and the k8s
+// ConfigMap and Secret pass the apps' production validation.
+import { execFile } from 'node:child_process';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ChildRun, deleteKeys, freePort, testRedisUrl, uniquePrefix } from '@pw/test-utils';
+import { loadCompose } from '../src/compose.js';
+import { healthcheckCommand, parseStages } from '../src/dockerfile.js';
+import { loadManifests } from '../src/kubernetes.js';
+import type { Manifest } from '../src/kubernetes.js';
+import { readRepoFile } from '../src/repo.js';
+
+const APPS = {
+  ingress: 'INGRESS_PORT',
+  worker: 'WORKER_HEALTH_PORT',
+  dashboard: 'DASHBOARD_PORT',
+} as const;
+type App = keyof typeof APPS;
+
+const prefix = uniquePrefix();
+const runs: ChildRun[] = [];
+afterAll(async () => {
+  await Promise.all(runs.map((run) => run.stop('SIGKILL')));
+  const redis = new Redis(testRedisUrl());
+  await deleteKeys(redis, prefix);
+  redis.disconnect();
+});
+
+/** Runs a health-check command (`node -e …`) with `env`; resolves with its exit code. */
+function runCheck(command: string[], env: Record<string, string>): Promise<number> {
+  const [file, ...args] = command;
+  expect(file).toBe('node');
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      args,
+      { env: { ...process.env, ...env }, timeout: 10_000 },
+      (error) => resolve(error ? Number(error.code ?? 1) : 0),
+    );
+  });
+}
+
+/** Starts the app with `env` and resolves once `path` answers 200 on `port`. */
+async function startApp(app: App, env: Record<string, string>, port: number, path: string) {
+  const run = ChildRun.tsx(`apps/${app}/src/main.ts`, env);
+  runs.push(run);
+  const deadline = Date.now() + 45_000;
+  for (;;) {
+    const code = run.child.exitCode;
+    if (code !== null) throw new Error(`${app} exited (${code}):\n${run.output}`);
+    const answer = await fetch(`http://127.0.0.1:${port}${path}`).catch(() => undefined);
+    if (answer?.status === 200) return run;
+    if (Date.now() > deadline) throw new Error(`${app} never answered ${path}:\n${run.output}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+const overrides = async (app: App) => {
+  const port = await freePort();
+  return {
+    port,
+    env: { REDIS_URL: testRedisUrl(), QUEUE_PREFIX: prefix, [APPS[app]]: String(port) },
+  };
+};
+
+const dockerfile = parseStages(readRepoFile('Dockerfile'));
+const dockerHealthcheck = (app: App): string[] => {
+  const instruction = dockerfile
+    .find((stage) => stage.name === app)
+    ?.instructions.find((candidate) => candidate.keyword === 'HEALTHCHECK');
+  return healthcheckCommand(instruction!)!;
+};
+
+describe('with the docker-compose.yml environment', { timeout: 90_000 }, () => {
+  const { compose } = loadCompose();
+  for (const app of Object.keys(APPS) as App[]) {
+    it(`${app} passes its compose and Dockerfile health checks`, async () => {
+      const { port, env } = await overrides(app);
+      await startApp(app, { ...compose.services[app]!.environment!, ...env }, port, '/healthz');
+      const checkEnv = { [APPS[app]]: String(port) };
+      expect(await runCheck(compose.services[app]!.healthcheck!.test.slice(1), checkEnv)).toBe(0);
+      expect(await runCheck(dockerHealthcheck(app), checkEnv)).toBe(0);
+    });
+  }
+
+  it('health checks fail when nothing answers', async () => {
+    const closed = { INGRESS_PORT: String(await freePort()) };
+    expect(await runCheck(dockerHealthcheck('ingress'), closed)).toBe(1);
+  });
+});
+
+describe(
+  'with the deploy/k8s ConfigMap and example Secret (NODE_ENV=production)',
+  { timeout: 90_000 },
+  () => {
+    const manifests = loadManifests();
+    const configMap = manifests.find((m) => m.kind === 'ConfigMap') as Manifest & {
+      data: Record<string, string>;
+    };
+    const secret = manifests.find((m) => m.kind === 'Secret') as Manifest & {
+      stringData: Record<string, string>;
+    };
+    for (const app of Object.keys(APPS) as App[]) {
+      it(`${app} starts and answers its liveness and readiness probes`, async () => {
+        const deployment = manifests.find(
+          (m) => m.kind === 'Deployment' && m.metadata.name === `partner-webhooks-${app}`,
+        ) as unknown as {
+          spec: {
+            template: {
+              spec: {
+                containers: {
+                  env: { name: string; valueFrom: { secretKeyRef: { key: string } } }[];
+                  livenessProbe: { httpGet: { path: string } };
+                  readinessProbe: { httpGet: { path: string } };
+                }[];
+              };
+            };
+          };
+        };
+        const container = deployment.spec.template.spec.containers[0]!;
+        const fromSecret = Object.fromEntries(
+          container.env.map((variable) => [
+            variable.name,
+            secret.stringData[variable.valueFrom.secretKeyRef.key]!,
+          ]),
+        );
+        const { port, env } = await overrides(app);
+        const liveness = container.livenessProbe.httpGet.path;
+        await startApp(app, { ...configMap.data, ...fromSecret, ...env }, port, liveness);
+        const readiness = await fetch(
+          `http://127.0.0.1:${port}${container.readinessProbe.httpGet.path}`,
+        );
+        expect(readiness.status).toBe(200);
+      });
+    }
+  },
+);
