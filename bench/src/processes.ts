@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -7,6 +7,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 export class Child {
   output = '';
   readonly exited: Promise<number | null>;
+  /** Rejects if the process exits before `stop()` is called (never settles otherwise). */
+  readonly died: Promise<never>;
+  private stopping = false;
 
   constructor(
     readonly name: string,
@@ -18,6 +21,13 @@ export class Child {
     process.stdout?.on('data', keep);
     process.stderr?.on('data', keep);
     this.exited = once(process, 'exit').then(([code]) => code as number | null);
+    this.died = this.exited.then((code) => {
+      if (this.stopping) return new Promise<never>(() => undefined);
+      throw new Error(
+        `${this.name} exited (${code ?? this.process.signalCode}) in the middle of a phase:\n${this.output}`,
+      );
+    });
+    this.died.catch(() => undefined);
   }
 
   static node(name: string, args: string[], env: Record<string, string>): Child {
@@ -25,6 +35,34 @@ export class Child {
       name,
       spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: 'pipe' }),
     );
+  }
+
+  /** `node --import tsx <file>` with an IPC channel, for a TypeScript helper of the bench's own. */
+  static fork(name: string, file: string, env: Record<string, string>): Child {
+    return new Child(
+      name,
+      fork(file, [], {
+        env: { ...process.env, ...env },
+        execArgv: ['--import', 'tsx'],
+        stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      }),
+    );
+  }
+
+  /** The next IPC message that `accept` takes; rejects if the process exits first. */
+  message<T>(accept: (message: unknown) => T | undefined): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const onMessage = (message: unknown) => {
+        const taken = accept(message);
+        if (taken === undefined) return;
+        this.process.off('message', onMessage);
+        resolve(taken);
+      };
+      this.process.on('message', onMessage);
+      void this.exited.then((code) =>
+        reject(new Error(`${this.name} exited (${code}):\n${this.output}`)),
+      );
+    });
   }
 
   get pid(): number {
@@ -52,11 +90,14 @@ export class Child {
     });
   }
 
-  async stop(): Promise<void> {
-    if (this.process.exitCode === null && this.process.signalCode === null) {
-      this.process.kill('SIGTERM');
-    }
+  /** SIGTERM, and SIGKILL if it has not exited `graceMs` later; resolves once it has exited. */
+  async stop(graceMs = 15_000): Promise<void> {
+    this.stopping = true;
+    if (this.process.exitCode !== null || this.process.signalCode !== null) return;
+    this.process.kill('SIGTERM');
+    const timer = setTimeout(() => this.process.kill('SIGKILL'), graceMs);
     await this.exited;
+    clearTimeout(timer);
   }
 }
 
@@ -99,6 +140,12 @@ export class RssSampler {
 
   constructor(private readonly pids: Record<string, number>) {
     this.timer = setInterval(() => this.sample(), 250);
+    this.sample();
+  }
+
+  /** Samples one more process tree from now on. */
+  add(name: string, pid: number): void {
+    this.pids[name] = pid;
     this.sample();
   }
 

@@ -5,6 +5,7 @@ export async function rawEnqueueRate(
   redisUrl: string,
   prefix: string,
   durationSeconds: number,
+  stop: AbortSignal,
   inFlight = 100,
 ): Promise<number> {
   const queue = new Queue('raw-enqueue', { connection: { url: redisUrl }, prefix });
@@ -12,7 +13,7 @@ export async function rawEnqueueRate(
   const stopAt = Date.now() + durationSeconds * 1000;
   let added = 0;
   const lane = async () => {
-    while (Date.now() < stopAt) {
+    while (Date.now() < stopAt && !stop.aborted) {
       await queue.add('raw', payload, { removeOnComplete: true });
       added++;
     }
@@ -31,11 +32,12 @@ export async function rawWorkerRate(
   prefix: string,
   count: number,
   concurrency: number,
+  stop: AbortSignal,
 ): Promise<number> {
   const connection = { url: redisUrl };
   const queue = new Queue('raw-worker', { connection, prefix });
   const payload = { body: 'x'.repeat(1000) };
-  for (let i = 0; i < count; i += 1000) {
+  for (let i = 0; i < count && !stop.aborted; i += 1000) {
     const size = Math.min(1000, count - i);
     await queue.addBulk(
       Array.from({ length: size }, () => ({
@@ -57,6 +59,7 @@ export async function rawWorkerRate(
     },
     { connection, prefix, concurrency },
   );
+  stop.addEventListener('abort', resolveDone);
   await allDone;
   const seconds = (Date.now() - started) / 1000;
   await worker.close();
