@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
 import { QUEUE_NAMES } from '@pw/shared';
+import type { WebhookJobData } from '@pw/shared';
 import { testRedisUrl } from '@pw/test-utils';
 import { webhookJob } from './fixtures.js';
 import { startWorkerHarness } from './harness.js';
@@ -31,6 +32,28 @@ async function failedActions(harness: WorkerHarness): Promise<number> {
   }
 }
 
+/** Puts the jobs on the queue and resolves once every action has failed a first time. */
+async function enqueueAndSeeThemFail(harness: WorkerHarness, jobs: WebhookJobData[]) {
+  for (const job of jobs) await harness.enqueue(job);
+  for (const job of jobs) {
+    await harness.until(job.webhook_id, (o) => o.actions.every((a) => a.state === 'retrying'));
+  }
+}
+
+/** Every action completed: failed tries while it was away, then one that got through. */
+async function expectAllCompleted(harness: WorkerHarness, jobs: WebhookJobData[]) {
+  for (const job of jobs) {
+    const outcome = await harness.finished(job.webhook_id, 60_000);
+    expect(outcome.state).toBe('completed');
+    for (const action of outcome.actions) {
+      expect(action.attempts).toBeGreaterThanOrEqual(2);
+      // Attempts were left: none came near the dead letters.
+      expect(action.attempts).toBeLessThan(DEFAULT_POLICY.attempts);
+    }
+  }
+  expect(await failedActions(harness)).toBe(0);
+}
+
 // The two outages run side by side, each with its own worker, sandbox and queue prefix.
 describe.concurrent('a dependency away for 30 seconds, then back', { timeout: 120_000 }, () => {
   it('the partner API: actions wait with backoff and complete; no dead letter', async () => {
@@ -39,23 +62,11 @@ describe.concurrent('a dependency away for 30 seconds, then back', { timeout: 12
       await harness.sandbox.api.down();
       const away = sleep(OUTAGE_MS);
       const jobs = [webhookJob('quote', 'approved'), webhookJob('contract', 'active')];
-      for (const job of jobs) await harness.enqueue(job);
-      for (const job of jobs) {
-        await harness.until(job.webhook_id, (o) => o.actions.every((a) => a.state === 'retrying'));
-      }
+      await enqueueAndSeeThemFail(harness, jobs);
       await away;
       await harness.sandbox.api.up();
-      for (const job of jobs) {
-        const outcome = await harness.finished(job.webhook_id, 60_000);
-        expect(outcome.state).toBe('completed');
-        for (const action of outcome.actions) {
-          // Failed tries while it was away, then the one that got through; attempts were left.
-          expect(action.attempts).toBeGreaterThanOrEqual(2);
-          expect(action.attempts).toBeLessThan(DEFAULT_POLICY.attempts);
-        }
-      }
+      await expectAllCompleted(harness, jobs);
       expect(harness.sandbox.api.calls.every((call) => call.status === 200)).toBe(true);
-      expect(await failedActions(harness)).toBe(0);
     } finally {
       await harness.close();
     }
@@ -67,23 +78,12 @@ describe.concurrent('a dependency away for 30 seconds, then back', { timeout: 12
       await harness.sandbox.idp.pause();
       const away = sleep(OUTAGE_MS);
       const jobs = [webhookJob('sales', 'converted'), webhookJob('contract', 'signed')];
-      for (const job of jobs) await harness.enqueue(job);
-      for (const job of jobs) {
-        await harness.until(job.webhook_id, (o) => o.actions.every((a) => a.state === 'retrying'));
-      }
+      await enqueueAndSeeThemFail(harness, jobs);
       await away;
       // No call went out without a token.
       expect(harness.sandbox.api.calls).toHaveLength(0);
       await harness.sandbox.idp.resume();
-      for (const job of jobs) {
-        const outcome = await harness.finished(job.webhook_id, 60_000);
-        expect(outcome.state).toBe('completed');
-        for (const action of outcome.actions) {
-          expect(action.attempts).toBeGreaterThanOrEqual(2);
-          expect(action.attempts).toBeLessThan(DEFAULT_POLICY.attempts);
-        }
-      }
-      expect(await failedActions(harness)).toBe(0);
+      await expectAllCompleted(harness, jobs);
     } finally {
       await harness.close();
     }
