@@ -1,0 +1,36 @@
+/**
+ * Every refusal the ingress answers with: its HTTP status and when it happens. The ingress maps
+ * codes to statuses through this table and the OpenAPI document is written from it.
+ */
+export const ERROR_CODES = {
+  invalid_json: { status: 400, when: 'the body is not JSON' },
+  invalid_signature: {
+    status: 401,
+    when: 'the signature is missing, malformed, or no secret matches (checked before the schema)',
+  },
+  not_found: { status: 404, when: 'there is no such endpoint' },
+  method_not_allowed: { status: 405, when: 'a method other than POST on a webhook endpoint' },
+  payload_too_large: { status: 413, when: 'the body is over MAX_BODY_BYTES' },
+  unsupported_media_type: {
+    status: 415,
+    when: 'the body is not declared application/json (UTF-8), or its encoding is unknown',
+  },
+  validation_failed: {
+    status: 422,
+    when: 'the JSON value is not an object, or the schema refuses it; details names each field path',
+  },
+  rate_limited: {
+    status: 429,
+    when: 'over INGRESS_RATE_LIMIT accepted requests per second from this sender address',
+  },
+  internal_error: { status: 500, when: 'an unexpected error; nothing was enqueued' },
+  unavailable: {
+    status: 503,
+    when: 'the queue cannot durably accept the webhook now (answered within 5 seconds)',
+  },
+} as const satisfies Record<string, { status: number; when: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Seconds a sender is told to wait (`Retry-After`) after a 503. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;

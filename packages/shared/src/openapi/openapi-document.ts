@@ -1,0 +1,308 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { DEV_WEBHOOK_SECRET } from '../config/signing-env.js';
+import { acknowledgementSchema, errorBodySchema } from '../events/acknowledgement.js';
+import { ERROR_CODES, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../events/error-codes.js';
+import type { ErrorCode } from '../events/error-codes.js';
+import { EVENT_REGISTRY } from '../events/registry.js';
+import type { EventDefinition } from '../events/registry.js';
+import { sampleEvent } from '../events/samples.js';
+import { DEFAULT_RULES, selectActions } from '../rules/routing-rules.js';
+import type { Condition, RoutingRule } from '../rules/routing-rules.js';
+import { canonicalJson, signEvent } from '../signing/signature.js';
+
+// The ingress's OpenAPI 3.1 document, written from the live zod schemas, the event registry, the
+// default routing rules and the error table: nothing in it is typed by hand but the prose.
+
+type Json = Record<string, unknown>;
+
+export interface OpenApiServer {
+  url: string;
+  description?: string;
+  variables?: Record<string, { default: string; description?: string }>;
+}
+
+export interface OpenApiOptions {
+  /** Where the ingress answers; the default, `/`, is the host that served the document. */
+  servers?: OpenApiServer[];
+}
+
+/** The moment every example happened, so the document is the same on every build. */
+const EXAMPLE_TIME = new Date('2026-11-21T10:00:00.000Z');
+const EXAMPLE_ACK_TIME = new Date(EXAMPLE_TIME.getTime() + 42).toISOString();
+
+/** A zod schema as a JSON Schema (draft 2020-12, the dialect of OpenAPI 3.1). */
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
+    target: 'draft-2020-12',
+    io,
+    unrepresentable: 'throw',
+  });
+  return rest;
+}
+
+/** `quote.status_changed` → `QuoteStatusChanged`. */
+export function schemaName(definition: EventDefinition): string {
+  return definition.type
+    .split(/[._]/)
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join('');
+}
+
+function describeCondition(condition: Condition): string {
+  const path = `\`${condition.path}\``;
+  if ('exists' in condition) return `${path} is ${condition.exists ? 'present' : 'absent'}`;
+  if ('in' in condition) return `${path} is one of ${condition.in.map(String).join(', ')}`;
+  return `${path} is ${String(condition.equals)}`;
+}
+
+function describeRule(rule: RoutingRule): string {
+  const when =
+    rule.when.length === 0 ? 'always' : `when ${rule.when.map(describeCondition).join(' and ')}`;
+  return `- \`${rule.action}\`: ${when}`;
+}
+
+/** The statuses worth an example: the sample's own and every one a default rule tests. */
+function exampleStatuses(definition: EventDefinition): string[] {
+  const statuses = new Set([String(sampleEvent(definition.kind)[definition.statusField])]);
+  for (const rule of DEFAULT_RULES) {
+    if (rule.event_type !== definition.type) continue;
+    for (const condition of rule.when) {
+      if (condition.path !== definition.statusField) continue;
+      if ('equals' in condition) statuses.add(String(condition.equals));
+      if ('in' in condition) for (const value of condition.in) statuses.add(String(value));
+    }
+  }
+  return [...statuses];
+}
+
+export interface WebhookExample {
+  status: string;
+  /** A complete event, signed with the development secret. */
+  event: Record<string, unknown>;
+  /** The acknowledgement it gets under the default rules. */
+  acknowledgement: z.infer<typeof acknowledgementSchema>;
+}
+
+/** One signed example per interesting status, with the acknowledgement it gets by default. */
+export function webhookExamples(definition: EventDefinition): WebhookExample[] {
+  return exampleStatuses(definition).map((status, index) => {
+    const event = signEvent(
+      sampleEvent(definition.kind, { status, now: EXAMPLE_TIME, id: String(1001 + index) }),
+      DEV_WEBHOOK_SECRET,
+    );
+    const digest = createHash('sha256').update(canonicalJson(event)).digest('base64url');
+    return {
+      status,
+      event,
+      acknowledgement: {
+        received: true,
+        processed_at: EXAMPLE_ACK_TIME,
+        webhook_id: `wh_${digest.slice(0, 22)}`,
+        actions_triggered: selectActions(definition.type, event, DEFAULT_RULES),
+      },
+    };
+  });
+}
+
+/** The refusal body with `code` narrowed to the codes a status can carry. */
+function refusalSchema(codes: ErrorCode[]): Json {
+  const [first, ...rest] = codes;
+  return jsonSchema(
+    errorBodySchema.extend({
+      error: errorBodySchema.shape.error.extend({ code: z.enum([first!, ...rest]) }),
+    }),
+    'output',
+  );
+}
+
+const retryAfter = (description: string) => ({
+  'Retry-After': { description, schema: { type: 'integer', minimum: 0 } },
+});
+
+/** The refusals a webhook POST can get, one response per status. */
+function refusals(): Record<string, Json> {
+  const codesByStatus = new Map<number, ErrorCode[]>();
+  for (const [code, { status }] of Object.entries(ERROR_CODES) as [
+    ErrorCode,
+    { status: number },
+  ][]) {
+    // 404 and 405 are about the path and the method, never about a POST to a webhook endpoint.
+    if (code === 'not_found' || code === 'method_not_allowed') continue;
+    codesByStatus.set(status, [...(codesByStatus.get(status) ?? []), code]);
+  }
+  const responses: Record<string, Json> = {};
+  for (const [status, codes] of [...codesByStatus].sort(([a], [b]) => a - b)) {
+    const headers =
+      status === 429
+        ? retryAfter('Seconds until this sender may send again')
+        : status === 503
+          ? retryAfter(`Seconds to wait before retrying (${UNAVAILABLE_RETRY_AFTER_SECONDS})`)
+          : undefined;
+    responses[String(status)] = {
+      description:
+        'Refused, nothing enqueued: ' +
+        codes.map((code) => `\`${code}\` when ${ERROR_CODES[code].when}`).join('; '),
+      ...(headers ? { headers } : {}),
+      content: { 'application/json': { schema: refusalSchema(codes) } },
+    };
+  }
+  return responses;
+}
+
+function webhookOperation(definition: EventDefinition): Json {
+  const name = schemaName(definition);
+  const examples = webhookExamples(definition);
+  const rules = DEFAULT_RULES.filter((rule) => rule.event_type === definition.type);
+  const exampleKey = (example: WebhookExample) => `status_${example.status}`;
+  return {
+    operationId: `receive${name}`,
+    tags: ['webhooks'],
+    summary: `Receive a \`${definition.type}\` event`,
+    description: [
+      `Validates, verifies and durably enqueues a \`${definition.type}\` event, then acknowledges ` +
+        `it with a \`webhook_id\` and the actions it set off. The entity is \`${definition.entityIdField}\`, ` +
+        `its new status \`${definition.statusField}\` (matched case-insensitively).`,
+      '',
+      'Actions under the default routing rules (operators can change them through the dashboard API):',
+      ...rules.map(describeRule),
+      '',
+      'Checks, in order: content type (415), size (413), JSON syntax (400), a JSON value that is ' +
+        'not an object (422), signature (401), schema (422). A repeated delivery of the same event ' +
+        '(equal canonical JSON, signature aside) within DEDUP_WINDOW_SECONDS gets the first ' +
+        'acknowledgement unchanged and runs no action again. The examples are signed with the ' +
+        `development secret \`${DEV_WEBHOOK_SECRET}\`.`,
+    ].join('\n'),
+    requestBody: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: { $ref: `#/components/schemas/${name}` },
+          examples: Object.fromEntries(
+            examples.map((example) => [
+              exampleKey(example),
+              {
+                summary: `${definition.statusField} ${example.status}`,
+                value: example.event,
+              },
+            ]),
+          ),
+        },
+      },
+    },
+    responses: {
+      '200': {
+        description:
+          'Durably enqueued (or a duplicate of an event that was): the acknowledgement. It is ' +
+          'sent only after Redis accepted the job.',
+        content: {
+          'application/json': {
+            schema: { $ref: '#/components/schemas/Acknowledgement' },
+            examples: Object.fromEntries(
+              examples.map((example) => [
+                exampleKey(example),
+                {
+                  summary: `${definition.statusField} ${example.status}: ${example.acknowledgement.actions_triggered.join(', ')}`,
+                  value: example.acknowledgement,
+                },
+              ]),
+            ),
+          },
+        },
+      },
+      ...refusals(),
+    },
+  };
+}
+
+const statusSchema = (status: string, extra: z.ZodRawShape = {}) =>
+  jsonSchema(z.object({ status: z.literal(status), ...extra }), 'output');
+
+/** The ingress's OpenAPI 3.1 document. */
+export function openApiDocument(options: OpenApiOptions = {}): Json {
+  const definitions = Object.values(EVENT_REGISTRY);
+  const json = (schema: Json) => ({ 'application/json': { schema } });
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'partner-webhooks ingress',
+      version: '1.0.0',
+      description:
+        'Receives the partner platform’s business-event webhooks. Every event is validated, its ' +
+        'HMAC signature verified, and it is enqueued durably in Redis before the 200 ' +
+        'acknowledgement; every refusal is `{ received: false, error: { code, message, details } }` ' +
+        'and enqueues nothing. Generated from the schemas the ingress validates with.',
+    },
+    servers: options.servers ?? [
+      { url: '/', description: 'the ingress that served this document' },
+    ],
+    tags: [
+      { name: 'webhooks', description: 'The endpoints the partner platform posts events to' },
+      { name: 'operations', description: 'Health, readiness, metrics and this document' },
+    ],
+    paths: {
+      ...Object.fromEntries(
+        definitions.map((definition) => [definition.path, { post: webhookOperation(definition) }]),
+      ),
+      '/healthz': {
+        get: {
+          operationId: 'health',
+          tags: ['operations'],
+          summary: 'The process is up',
+          responses: { '200': { description: 'Up', content: json(statusSchema('ok')) } },
+        },
+      },
+      '/readyz': {
+        get: {
+          operationId: 'readiness',
+          tags: ['operations'],
+          summary: 'Redis answers, so webhooks can be accepted',
+          responses: {
+            '200': { description: 'Ready', content: json(statusSchema('ready')) },
+            '503': {
+              description: 'Redis is not reachable',
+              content: json(statusSchema('unavailable', { reason: z.string() })),
+            },
+          },
+        },
+      },
+      '/metrics': {
+        get: {
+          operationId: 'metrics',
+          tags: ['operations'],
+          summary: 'Prometheus metrics, among them `webhooks_received_total{event_type,outcome}`',
+          responses: {
+            '200': {
+              description: 'Prometheus text exposition format',
+              content: { 'text/plain': { schema: { type: 'string' } } },
+            },
+          },
+        },
+      },
+      '/openapi.json': {
+        get: {
+          operationId: 'openApiDocument',
+          tags: ['operations'],
+          summary: 'This document',
+          responses: {
+            '200': { description: 'OpenAPI 3.1', content: json({ type: 'object' }) },
+          },
+        },
+      },
+    },
+    components: {
+      schemas: {
+        ...Object.fromEntries(
+          definitions.map((definition) => [
+            schemaName(definition),
+            {
+              ...jsonSchema(definition.schema, 'input'),
+              description: `\`${definition.type}\`, posted to \`${definition.path}\`. Members not listed are kept, not refused.`,
+            },
+          ]),
+        ),
+        Acknowledgement: jsonSchema(acknowledgementSchema, 'output'),
+      },
+    },
+  };
+}
