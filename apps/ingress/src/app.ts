@@ -2,6 +2,7 @@ import express from 'express';
 import helmet from 'helmet';
 import type { NextFunction, Request, Response } from 'express';
 import type { Redis } from 'ioredis';
+import { openApiDocument } from '@pw/shared';
 import type { Logger } from '@pw/shared';
 import { RequestRejected, sendError } from './error-response.js';
 import type { IngressMetrics } from './metrics.js';
@@ -42,6 +43,12 @@ export function createApp(deps: AppDeps): express.Express {
     res.setHeader('Content-Type', deps.metrics.registry.contentType);
     // Under INGRESS_WORKERS the primary adds up every ingress process's metrics.
     res.send(await (deps.clusterMetrics ?? (() => deps.metrics.registry.metrics()))());
+  });
+
+  // Written once from the schemas the routes validate with, so it cannot drift from them.
+  const openApi = JSON.stringify(openApiDocument());
+  app.get('/openapi.json', (_req, res) => {
+    res.type('application/json').send(openApi);
   });
 
   app.use(webhookRoutes(deps));
