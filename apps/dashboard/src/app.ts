@@ -9,6 +9,7 @@ import type { Registry } from 'prom-client';
 import { z } from 'zod';
 import { routingRulesSchema } from '@pw/shared';
 import type { Logger, RulesStore } from '@pw/shared';
+import { apiDocs } from './api-docs.js';
 import { basicAuth } from './basic-auth.js';
 import type { Operator } from './operator.js';
 
@@ -56,6 +57,7 @@ export function createDashboard(deps: DashboardDeps): express.Express {
     options: { uiConfig: { boardTitle: 'partner-webhooks' } },
   });
   app.use('/admin/queues', board.getRouter() as express.Router);
+  app.use('/docs', apiDocs());
 
   const api = express.Router();
   api.use(express.json({ limit: '1mb' }));

@@ -6,6 +6,7 @@ import {
   actionJobId,
   createLogger,
   DEFAULT_RULES,
+  openApiDocument,
   OutcomeStore,
   QUEUE_NAMES,
   RulesStore,
@@ -120,6 +121,48 @@ describe('basic auth', () => {
     expect(response.headers['x-content-type-options']).toBe('nosniff');
     expect(response.headers['x-frame-options']).toBe('SAMEORIGIN');
     expect(response.headers['x-powered-by']).toBeUndefined();
+  });
+});
+
+describe('API documentation at /docs', () => {
+  it('is behind basic auth, and /docs leads to /docs/', async () => {
+    expect((await request(app).get('/docs/')).status).toBe(401);
+    expect((await request(app).get('/docs/openapi.json')).status).toBe(401);
+    const redirect = await get('/docs');
+    expect(redirect.status).toBe(301);
+    expect(redirect.headers.location).toBe('/docs/');
+  });
+
+  it('serves the generated document, the ingress as its server', async () => {
+    const response = await get('/docs/openapi.json');
+    expect(response.status).toBe(200);
+    const served = response.body as ReturnType<typeof openApiDocument>;
+    expect(served.paths).toEqual(openApiDocument().paths);
+    expect(served.components).toEqual(openApiDocument().components);
+    expect(JSON.stringify(served.servers)).toContain('http://localhost:3000');
+  });
+
+  it('renders it with Swagger UI from the dashboard itself, without inline scripts', async () => {
+    const page = await get('/docs/');
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(page.headers['content-security-policy']).toContain("script-src 'self'");
+    const scripts = [...page.text.matchAll(/<script([^>]*)>([^<]*)<\/script>/g)];
+    expect(scripts.map(([, attributes]) => attributes)).toEqual([
+      ' src="swagger-ui-bundle.js"',
+      ' src="init.js"',
+    ]);
+    expect(scripts.every(([, , body]) => body === '')).toBe(true);
+    for (const [asset, type] of [
+      ['swagger-ui-bundle.js', /javascript/],
+      ['init.js', /javascript/],
+      ['swagger-ui.css', /text\/css/],
+    ] as const) {
+      const response = await get(`/docs/${asset}`);
+      expect(response.status, asset).toBe(200);
+      expect(response.headers['content-type']).toMatch(type);
+    }
+    expect((await get('/docs/init.js')).text).toContain("url: 'openapi.json'");
   });
 });
 

@@ -2,6 +2,7 @@
 // is fixed, the failure is replayed; routing rules are changed live; the metrics add up.
 import { mkdirSync } from 'node:fs';
 import { chromium } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acknowledgementSchema, DEV_WEBHOOK_SECRET, sampleEvent, signEvent } from '@pw/shared';
 import type { WebhookOutcome } from '@pw/shared';
@@ -30,6 +31,32 @@ const api = (path: string, init: RequestInit = {}) =>
     headers: { authorization: basic, 'content-type': 'application/json', ...init.headers },
   });
 
+/** A headless Debian chromium logged in to the dashboard. */
+async function withBrowser(use: (context: BrowserContext) => Promise<void>): Promise<void> {
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
+  try {
+    await use(
+      await browser.newContext({
+        httpCredentials: operator,
+        viewport: { width: 1280, height: 900 },
+      }),
+    );
+  } finally {
+    await browser.close();
+  }
+}
+
 describe('operating the system through the dashboard', () => {
   it('shows a partly failed delivery: which action failed and why', async () => {
     // The partner refuses commissions for now.
@@ -57,23 +84,7 @@ describe('operating the system through the dashboard', () => {
   });
 
   it('the board, in a real browser: log in, see the queues, open the failed job and read its error', async () => {
-    const browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
-    try {
-      const context = await browser.newContext({
-        httpCredentials: operator,
-        viewport: { width: 1280, height: 900 },
-      });
+    await withBrowser(async (context) => {
       const page = await context.newPage();
       await page.goto(`${system.url.dashboard}/admin/queues`);
       await page.getByText('webhooks', { exact: true }).first().waitFor();
@@ -89,9 +100,38 @@ describe('operating the system through the dashboard', () => {
         path: `${repoRoot}test-artifacts/dashboard-failed-job.png`,
         fullPage: true,
       });
-    } finally {
-      await browser.close();
-    }
+    });
+  });
+
+  it('the API documentation, in a real browser: every webhook endpoint with its signed examples', async () => {
+    expect((await fetch(`${system.url.dashboard}/docs/`)).status).toBe(401);
+    const served = (await (await api('/docs/openapi.json')).json()) as {
+      paths: Record<string, unknown>;
+    };
+    const webhookPaths = Object.keys(served.paths).filter((path) => path.startsWith('/webhooks/'));
+    expect(webhookPaths).toHaveLength(3);
+    await withBrowser(async (context) => {
+      const page = await context.newPage();
+      const problems: string[] = [];
+      page.on('console', (message) => {
+        if (message.type() === 'error') problems.push(message.text());
+      });
+      page.on('pageerror', (error) => problems.push(error.message));
+      await page.goto(`${system.url.dashboard}/docs`);
+      expect(page.url()).toBe(`${system.url.dashboard}/docs/`);
+      await page.getByText('partner-webhooks ingress').first().waitFor();
+      for (const path of webhookPaths) await page.getByText(path, { exact: true }).waitFor();
+      await page.getByText('/webhooks/quote-status', { exact: true }).click();
+      await page
+        .getByText(/"signature": "sha256=[0-9a-f]{64}"/)
+        .first()
+        .waitFor();
+      await page.getByText('validation_failed').first().waitFor();
+      mkdirSync(`${repoRoot}test-artifacts`, { recursive: true });
+      await page.screenshot({ path: `${repoRoot}test-artifacts/api-docs.png`, fullPage: true });
+      // A script or style the Content-Security-Policy blocked would show here.
+      expect(problems).toEqual([]);
+    });
   });
 
   it('lists the dead letter, and replaying it once the cause is gone completes the delivery', async () => {
