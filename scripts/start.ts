@@ -117,7 +117,8 @@ async function stop(exitCode: number): Promise<void> {
 run('ingress', 'apps/ingress/src/main.ts');
 run('worker', 'apps/worker/src/main.ts');
 run('dashboard', 'apps/dashboard/src/main.ts');
-say(`dashboard: http://127.0.0.1:${env.DASHBOARD_PORT || 3001}/admin/queues`);
+const dashboard = `http://127.0.0.1:${env.DASHBOARD_PORT || 3001}`;
+say(`dashboard: ${dashboard}/admin/queues  API docs: ${dashboard}/docs/`);
 say(`try: npm run send -- quote --status approved --wait`);
 process.on('SIGINT', () => void stop(0));
 process.on('SIGTERM', () => void stop(0));

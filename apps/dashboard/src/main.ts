@@ -47,7 +47,12 @@ const app = createDashboard({
 const server = app.listen(config.DASHBOARD_PORT, () => {
   const address = `http://127.0.0.1:${config.DASHBOARD_PORT}`;
   log.info(
-    { board: `${address}/admin/queues`, api: `${address}/api`, user: config.user },
+    {
+      board: `${address}/admin/queues`,
+      api: `${address}/api`,
+      docs: `${address}/docs/`,
+      user: config.user,
+    },
     'dashboard listening',
   );
   // Printed once, on the terminal only: a development convenience, never in production.
