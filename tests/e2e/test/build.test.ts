@@ -71,4 +71,38 @@ describe('npm run build', { timeout: 60_000 }, () => {
     expect(await ingress.stop('SIGTERM')).toBe(0);
     expect(await worker.stop('SIGTERM')).toBe(0);
   });
+
+  it('the built ingress serves its API document and the built dashboard renders it from node_modules', async () => {
+    const ingressPort = await freePort();
+    const dashboardPort = await freePort();
+    const env = {
+      REDIS_URL: testRedisUrl(),
+      QUEUE_PREFIX: prefix,
+      INGRESS_PORT: String(ingressPort),
+      DASHBOARD_PORT: String(dashboardPort),
+      DASHBOARD_USER: 'operator',
+      DASHBOARD_PASSWORD: 'built-dashboard',
+      LOG_LEVEL: 'info',
+    };
+    const ingress = ChildRun.start([process.execPath, 'apps/ingress/dist/main.js'], env);
+    const dashboard = ChildRun.start([process.execPath, 'apps/dashboard/dist/main.js'], env);
+    runs.push(ingress, dashboard);
+    await Promise.all([
+      ingress.printed('ingress listening'),
+      dashboard.printed('dashboard listening'),
+    ]);
+    const served = (await (await fetch(`http://127.0.0.1:${ingressPort}/openapi.json`)).json()) as {
+      openapi: string;
+    };
+    expect(served.openapi).toBe('3.1.0');
+    const authorization = `Basic ${Buffer.from('operator:built-dashboard').toString('base64')}`;
+    for (const asset of ['', 'init.js', 'swagger-ui-bundle.js', 'swagger-ui.css', 'openapi.json']) {
+      const answer = await fetch(`http://127.0.0.1:${dashboardPort}/docs/${asset}`, {
+        headers: { authorization },
+      });
+      expect(answer.status, `/docs/${asset}`).toBe(200);
+    }
+    expect(await ingress.stop('SIGTERM')).toBe(0);
+    expect(await dashboard.stop('SIGTERM')).toBe(0);
+  });
 });
