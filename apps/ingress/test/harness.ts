@@ -1,5 +1,6 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import request from 'supertest';
 import { createLogger, DEFAULT_RULES, QUEUE_NAMES } from '@pw/shared';
 import type { RoutingRule, WebhookJobData } from '@pw/shared';
 import {
@@ -88,3 +89,7 @@ export async function jobCount(harness: Harness): Promise<number> {
   const counts = await harness.queue.getJobCounts();
   return Object.values(counts).reduce((sum, n) => sum + n, 0);
 }
+
+/** POSTs `body` to the app as JSON, as a sender does. */
+export const postJson = (app: Harness['app'], path: string, body: unknown) =>
+  request(app).post(path).set('content-type', 'application/json').send(JSON.stringify(body));

@@ -8,7 +8,7 @@ import {
   EVENT_REGISTRY,
   openApiDocument,
 } from '@pw/shared';
-import { jobCount, startHarness } from './harness.js';
+import { jobCount, postJson, startHarness } from './harness.js';
 import type { Harness } from './harness.js';
 
 // What a sender reads in the served document: each endpoint's examples and their answers.
@@ -41,11 +41,7 @@ afterAll(async () => {
   await harness.close();
 });
 
-const post = (path: string, body: unknown) =>
-  request(harness.app)
-    .post(path)
-    .set('content-type', 'application/json')
-    .send(JSON.stringify(body));
+const post = (path: string, body: unknown) => postJson(harness.app, path, body);
 
 describe('GET /openapi.json', () => {
   it('serves the OpenAPI 3.1 document written from the live schemas, without credentials', async () => {

@@ -11,7 +11,7 @@ import {
 } from '@pw/shared';
 import type { EventKind } from '@pw/shared';
 import { keysUnder, ROTATED_SECRET, signedEvent, TEST_SECRET } from '@pw/test-utils';
-import { jobCount, startHarness } from './harness.js';
+import { jobCount, postJson, startHarness } from './harness.js';
 import type { Harness } from './harness.js';
 
 const KINDS: EventKind[] = ['quote', 'contract', 'sales'];
@@ -25,11 +25,7 @@ afterEach(async () => {
   await harness.close();
 });
 
-const post = (path: string, body: unknown) =>
-  request(harness.app)
-    .post(path)
-    .set('content-type', 'application/json')
-    .send(JSON.stringify(body));
+const post = (path: string, body: unknown) => postJson(harness.app, path, body);
 
 /** A rejection has the contract's body, and left nothing behind in Redis. */
 async function expectRejected(response: request.Response, status: number, code: string) {
