@@ -345,10 +345,12 @@ describe('per-action limits (ACTIONS_CONFIG)', () => {
         .map((call) => call.received_at.getTime())
         .sort((a, b) => a - b);
       expect(starts).toHaveLength(7);
-      // The fourth call after any call starts a window later (less a margin for the trip from
-      // Redis, whose clock grants the slots, to the partner API).
+      // The fourth call after any call arrives about a window later. Arrival at the partner API
+      // adds each call's trip from Redis, whose clock grants the slots, and a loaded machine
+      // stretches that trip; so the margin here is wide, and action-limits.test.ts checks the
+      // exact window on Redis's clock.
       for (let i = 0; i + 3 < starts.length; i++) {
-        expect(starts[i + 3]! - starts[i]!).toBeGreaterThan(900);
+        expect(starts[i + 3]! - starts[i]!).toBeGreaterThan(500);
       }
     } finally {
       await harness.close();
