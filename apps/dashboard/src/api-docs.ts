@@ -60,9 +60,10 @@ export function apiDocs(): Router {
       ],
     }),
   );
-  // Relative asset addresses need the trailing slash.
+  // Relative asset addresses need the trailing slash. The redirect is relative too, so that it
+  // still works behind a proxy that serves the dashboard under a path of its own.
   router.get('/', (req, res) => {
-    if (!req.originalUrl.split('?')[0]!.endsWith('/')) return res.redirect(301, `${req.baseUrl}/`);
+    if (!req.originalUrl.split('?')[0]!.endsWith('/')) return res.redirect(301, 'docs/');
     res.type('html').send(PAGE);
   });
   router.get('/openapi.json', (_req, res) => {

@@ -130,7 +130,7 @@ describe('API documentation at /docs', () => {
     expect((await request(app).get('/docs/openapi.json')).status).toBe(401);
     const redirect = await get('/docs');
     expect(redirect.status).toBe(301);
-    expect(redirect.headers.location).toBe('/docs/');
+    expect(redirect.headers.location).toBe('docs/');
   });
 
   it('serves the generated document, the ingress as its server', async () => {

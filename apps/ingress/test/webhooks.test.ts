@@ -5,6 +5,7 @@ import {
   errorBodySchema,
   EVENT_REGISTRY,
   eventDefinitionByKind,
+  RATE_LIMIT_HEADERS,
   sign,
   signEvent,
   withoutSignature,
@@ -328,6 +329,14 @@ describe('rate limit', () => {
     expect(Number(limited[0]!.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(errorBodySchema.parse(limited[0]!.body).error.code).toBe('rate_limited');
     expect(await jobCount(harness)).toBe(5 - limited.length);
+    // The rate-limit headers the API document lists, on the accepted answers and the refused.
+    const documented = Object.keys(RATE_LIMIT_HEADERS);
+    expect(documented.length).toBeGreaterThan(0);
+    for (const response of [responses[0]!, limited[0]!]) {
+      for (const name of documented)
+        expect(response.headers[name.toLowerCase()], name).toBeDefined();
+    }
+    expect(limited[0]!.headers['ratelimit-remaining']).toBe('0');
   });
 });
 

@@ -21,9 +21,11 @@ export const ERROR_CODES = {
   },
   rate_limited: {
     status: 429,
-    when: 'over INGRESS_RATE_LIMIT accepted requests per second from this sender address',
+    when:
+      'more than INGRESS_RATE_LIMIT requests (whatever their answer) in the current second from ' +
+      'this sender address, counted by each ingress process',
   },
-  internal_error: { status: 500, when: 'an unexpected error; nothing was enqueued' },
+  internal_error: { status: 500, when: 'an unexpected error' },
   unavailable: {
     status: 503,
     when: 'the queue cannot durably accept the webhook now (answered within 5 seconds)',

@@ -120,6 +120,41 @@ const retryAfter = (description: string) => ({
   'Retry-After': { description, schema: { type: 'integer', minimum: 0 } },
 });
 
+const ONLY_WITH_A_LIMIT =
+  'Sent on every answer of a webhook endpoint when INGRESS_RATE_LIMIT is above 0.';
+
+/** The IETF draft-6 rate-limit headers the ingress's limiter sets. */
+export const RATE_LIMIT_HEADERS: Record<string, Json> = {
+  'RateLimit-Policy': {
+    description: `The limit and its window in seconds, such as \`3;w=1\`. ${ONLY_WITH_A_LIMIT}`,
+    schema: { type: 'string' },
+  },
+  'RateLimit-Limit': {
+    description: `Requests allowed per window from this sender address. ${ONLY_WITH_A_LIMIT}`,
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'RateLimit-Remaining': {
+    description: `Requests left in the current window. ${ONLY_WITH_A_LIMIT}`,
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'RateLimit-Reset': {
+    description: `Seconds until the current window ends. ${ONLY_WITH_A_LIMIT}`,
+    schema: { type: 'integer', minimum: 0 },
+  },
+};
+
+const rateLimitHeaderRefs = Object.fromEntries(
+  Object.keys(RATE_LIMIT_HEADERS).map((name) => [name, { $ref: `#/components/headers/${name}` }]),
+);
+
+/** What a sender should know of each server-side answer. */
+const SERVER_ERRORS: Record<number, string> = {
+  500: 'Retrying is safe: deliveries are deduplicated.',
+  503:
+    'Retrying is safe: if Redis did take the job after all, the retry is a duplicate and gets ' +
+    'the first acknowledgement.',
+};
+
 /** The refusals a webhook POST can get, one response per status. */
 function refusals(): Record<string, Json> {
   const codesByStatus = new Map<number, ErrorCode[]>();
@@ -133,17 +168,20 @@ function refusals(): Record<string, Json> {
   }
   const responses: Record<string, Json> = {};
   for (const [status, codes] of [...codesByStatus].sort(([a], [b]) => a - b)) {
-    const headers =
-      status === 429
-        ? retryAfter('Seconds until this sender may send again')
-        : status === 503
-          ? retryAfter(`Seconds to wait before retrying (${UNAVAILABLE_RETRY_AFTER_SECONDS})`)
-          : undefined;
+    const headers = {
+      ...(status === 429 ? retryAfter('Seconds until this sender may send again') : {}),
+      ...(status === 503
+        ? retryAfter(`Seconds to wait before retrying (${UNAVAILABLE_RETRY_AFTER_SECONDS})`)
+        : {}),
+      ...rateLimitHeaderRefs,
+    };
+    const when = codes.map((code) => `\`${code}\` when ${ERROR_CODES[code].when}`).join('; ');
     responses[String(status)] = {
       description:
-        'Refused, nothing enqueued: ' +
-        codes.map((code) => `\`${code}\` when ${ERROR_CODES[code].when}`).join('; '),
-      ...(headers ? { headers } : {}),
+        status >= 500
+          ? `Not accepted: ${when}. ${SERVER_ERRORS[status] ?? ''}`.trim()
+          : `Refused, nothing enqueued: ${when}`,
+      headers,
       content: { 'application/json': { schema: refusalSchema(codes) } },
     };
   }
@@ -167,7 +205,7 @@ function webhookOperation(definition: EventDefinition): Json {
       'Actions under the default routing rules (operators can change them through the dashboard API):',
       ...rules.map(describeRule),
       '',
-      'Checks, in order: content type (415), size (413), JSON syntax (400), a JSON value that is ' +
+      'Checks, in order: rate limit (429, when INGRESS_RATE_LIMIT is above 0), content type (415), size (413), JSON syntax (400), a JSON value that is ' +
         'not an object (422), signature (401), schema (422). A repeated delivery of the same event ' +
         '(equal canonical JSON, signature aside) within DEDUP_WINDOW_SECONDS gets the first ' +
         'acknowledgement unchanged and runs no action again. The examples are signed with the ' +
@@ -195,6 +233,7 @@ function webhookOperation(definition: EventDefinition): Json {
         description:
           'Durably enqueued (or a duplicate of an event that was): the acknowledgement. It is ' +
           'sent only after Redis accepted the job.',
+        headers: rateLimitHeaderRefs,
         content: {
           'application/json': {
             schema: { $ref: '#/components/schemas/Acknowledgement' },
@@ -202,7 +241,10 @@ function webhookOperation(definition: EventDefinition): Json {
               examples.map((example) => [
                 exampleKey(example),
                 {
-                  summary: `${definition.statusField} ${example.status}: ${example.acknowledgement.actions_triggered.join(', ')}`,
+                  summary:
+                    `${definition.statusField} ${example.status}: ` +
+                    `${example.acknowledgement.actions_triggered.join(', ')} ` +
+                    '(webhook_id and processed_at are illustrative)',
                   value: example.acknowledgement,
                 },
               ]),
@@ -303,6 +345,7 @@ export function openApiDocument(options: OpenApiOptions = {}): Json {
         ),
         Acknowledgement: jsonSchema(acknowledgementSchema, 'output'),
       },
+      headers: RATE_LIMIT_HEADERS,
     },
   };
 }
