@@ -47,19 +47,25 @@ const INIT = `window.ui = SwaggerUIBundle({
  */
 export function apiDocs(): Router {
   const router = express.Router({ strict: true });
-  const document = JSON.stringify(
-    openApiDocument({
-      servers: [
-        {
-          url: '{ingress}',
-          description: 'the ingress',
-          variables: {
-            ingress: { default: 'http://localhost:3000', description: 'the ingress base address' },
+  // Written on the first request, not at start-up.
+  let document: string | undefined;
+  const written = () =>
+    (document ??= JSON.stringify(
+      openApiDocument({
+        servers: [
+          {
+            url: '{ingress}',
+            description: 'the ingress',
+            variables: {
+              ingress: {
+                default: 'http://localhost:3000',
+                description: 'the ingress base address',
+              },
+            },
           },
-        },
-      ],
-    }),
-  );
+        ],
+      }),
+    ));
   // Relative asset addresses need the trailing slash. The redirect is relative too, so that it
   // still works behind a proxy that serves the dashboard under a path of its own.
   router.get('/', (req, res) => {
@@ -67,7 +73,7 @@ export function apiDocs(): Router {
     res.type('html').send(PAGE);
   });
   router.get('/openapi.json', (_req, res) => {
-    res.type('application/json').send(document);
+    res.type('application/json').send(written());
   });
   router.get('/init.js', (_req, res) => {
     res.type('text/javascript').send(INIT);

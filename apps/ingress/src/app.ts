@@ -45,9 +45,11 @@ export function createApp(deps: AppDeps): express.Express {
     res.send(await (deps.clusterMetrics ?? (() => deps.metrics.registry.metrics()))());
   });
 
-  // Written once from the schemas the routes validate with, so it cannot drift from them.
-  const openApi = JSON.stringify(openApiDocument());
+  // Written from the schemas the routes validate with, so it cannot drift from them; on the
+  // first request rather than at start-up, which it would slow for every process.
+  let openApi: string | undefined;
   app.get('/openapi.json', (_req, res) => {
+    openApi ??= JSON.stringify(openApiDocument());
     res.type('application/json').send(openApi);
   });
 

@@ -76,7 +76,7 @@ function exampleStatuses(definition: EventDefinition): string[] {
   return [...statuses];
 }
 
-export interface WebhookExample {
+interface WebhookExample {
   status: string;
   /** A complete event, signed with the development secret. */
   event: Record<string, unknown>;
@@ -85,7 +85,7 @@ export interface WebhookExample {
 }
 
 /** One signed example per interesting status, with the acknowledgement it gets by default. */
-export function webhookExamples(definition: EventDefinition): WebhookExample[] {
+function webhookExamples(definition: EventDefinition): WebhookExample[] {
   return exampleStatuses(definition).map((status, index) => {
     const event = signEvent(
       sampleEvent(definition.kind, { status, now: EXAMPLE_TIME, id: String(1001 + index) }),
