@@ -34,23 +34,9 @@ export interface IdentityProvider {
   stop(): Promise<void>;
 }
 
-/**
- * A real OpenID provider (oidc-provider) for the sandbox and the tests, serving the
- * client-credentials grant at Keycloak's path: `{baseUrl}/realms/{realm}/protocol/openid-connect/token`.
- * Its signing keys and cookie secrets are oidc-provider's development ones: never for production.
- */
-export async function startIdentityProvider(
-  options: IdentityProviderOptions,
-): Promise<IdentityProvider> {
-  const realm = options.realm ?? 'partner';
-  const mount = `/realms/${realm}`;
-  let server: Server = createServer();
-  server.listen(options.port ?? 0, '127.0.0.1');
-  await once(server, 'listening');
-  const port = (server.address() as AddressInfo).port;
-  const baseUrl = `http://127.0.0.1:${port}`;
-
-  const provider = new Provider(`${baseUrl}${mount}`, {
+/** oidc-provider set up as a Keycloak realm: the client-credentials grant at Keycloak's token path. */
+function keycloakLikeProvider(issuer: string, options: IdentityProviderOptions): Provider {
+  return new Provider(issuer, {
     clients: options.clients.map((client) => ({
       client_id: client.clientId,
       client_secret: client.clientSecret,
@@ -69,8 +55,26 @@ export async function startIdentityProvider(
     routes: { token: '/protocol/openid-connect/token' },
     ttl: { ClientCredentials: options.accessTokenTtlSeconds ?? 300 },
   });
+}
+
+/**
+ * A real OpenID provider (oidc-provider) for the sandbox and the tests, serving the
+ * client-credentials grant at Keycloak's path: `{baseUrl}/realms/{realm}/protocol/openid-connect/token`.
+ * Its signing keys and cookie secrets are oidc-provider's development ones: never for production.
+ */
+export async function startIdentityProvider(
+  options: IdentityProviderOptions,
+): Promise<IdentityProvider> {
+  const realm = options.realm ?? 'partner';
+  const mount = `/realms/${realm}`;
+  let server: Server = createServer();
+  server.listen(options.port ?? 0, '127.0.0.1');
+  await once(server, 'listening');
+  const port = (server.address() as AddressInfo).port;
+  const baseUrl = `http://127.0.0.1:${port}`;
+
+  const provider = keycloakLikeProvider(`${baseUrl}${mount}`, options);
   let tokenRequests = 0;
-  provider.on('grant.success', () => undefined);
   const callback = provider.callback();
   const handler: Parameters<typeof createServer>[1] = (req, res) => {
     if (!req.url?.startsWith(mount)) {

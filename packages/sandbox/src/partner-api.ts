@@ -31,6 +31,11 @@ export interface Failure {
 export interface PartnerApiOptions {
   /** @defaultValue 0 (a free port) */
   port?: number;
+  /**
+   * The address to listen on: `0.0.0.0` for every IPv4 interface (in a container).
+   * @defaultValue `'127.0.0.1'`
+   */
+  host?: string;
   /** When given, calls without a token it accepts get 401. */
   verifyToken?: (token: string) => Promise<boolean>;
   /** Keep every call in `calls`; off for long benchmark runs (`callCount` still counts). @defaultValue true */
@@ -41,9 +46,17 @@ export interface PartnerApiOptions {
 const masked = (authorization: string | undefined) =>
   authorization ? `Bearer …${authorization.slice(-6)}` : undefined;
 
+/** How a client on this machine reaches a server listening on `host` (a wildcard: by loopback). */
+const urlHost = (host: string) => {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+};
+
 /**
  * A stand-in for the partner API: records every call, answers 200 `{ ok: true }` unless told to
- * fail, and has a control surface under `/__sandbox/` for local runs.
+ * fail, and has a control surface under `/__sandbox/` for local runs (`health`, `calls`,
+ * `failures`).
  */
 export class PartnerApiStandIn {
   readonly calls: RecordedCall[] = [];
@@ -54,23 +67,25 @@ export class PartnerApiStandIn {
   private readonly events = new EventEmitter();
   private server: Server;
   private port = 0;
+  private readonly host: string;
 
   private constructor(private readonly options: PartnerApiOptions) {
     this.server = createServer((req, res) => void this.handle(req, res));
+    this.host = options.host ?? '127.0.0.1';
     this.events.setMaxListeners(0);
   }
 
   static async start(options: PartnerApiOptions = {}): Promise<PartnerApiStandIn> {
     const api = new PartnerApiStandIn(options);
-    api.server.listen(options.port ?? 0, '127.0.0.1');
+    api.server.listen(options.port ?? 0, api.host);
     await once(api.server, 'listening');
     api.port = (api.server.address() as AddressInfo).port;
     return api;
   }
 
-  /** `API_BASE_URL`. */
+  /** `API_BASE_URL` from this machine. */
   get baseUrl(): string {
-    return `http://127.0.0.1:${this.port}`;
+    return `http://${urlHost(this.host)}:${this.port}`;
   }
 
   failNext(failure: Failure): void {
@@ -157,7 +172,7 @@ export class PartnerApiStandIn {
 
   async up(): Promise<void> {
     this.server = createServer((req, res) => void this.handle(req, res));
-    this.server.listen(this.port, '127.0.0.1');
+    this.server.listen(this.port, this.host);
     await once(this.server, 'listening');
   }
 
@@ -167,15 +182,7 @@ export class PartnerApiStandIn {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const receivedAt = new Date();
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const text = Buffer.concat(chunks).toString('utf8');
-    let body: unknown = null;
-    try {
-      body = text ? JSON.parse(text) : null;
-    } catch {
-      body = text;
-    }
+    const body = await readBody(req);
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     if (path.startsWith('/__sandbox/')) {
       this.control(req.method ?? 'GET', path, body, res);
@@ -214,12 +221,7 @@ export class PartnerApiStandIn {
       this.events.emit('held');
       return;
     }
-    const failure = this.failures.find(
-      (f) =>
-        f.left > 0 &&
-        (!f.method || f.method === req.method) &&
-        (typeof f.path === 'string' ? f.path === path : f.path.test(path)),
-    );
+    const failure = this.failureFor(req.method, path);
     if (failure) {
       failure.left--;
       const headers: Record<string, string> =
@@ -234,10 +236,23 @@ export class PartnerApiStandIn {
     reply(200, { ok: true });
   }
 
+  /** The first failure set up for this call that has answers left. */
+  private failureFor(method: string | undefined, path: string) {
+    return this.failures.find(
+      (f) =>
+        f.left > 0 &&
+        (!f.method || f.method === method) &&
+        (typeof f.path === 'string' ? f.path === path : f.path.test(path)),
+    );
+  }
+
   private control(method: string, path: string, body: unknown, res: ServerResponse): void {
     const json = (status: number, payload: unknown) =>
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
-    if (path === '/__sandbox/calls' && method === 'GET') {
+    if (path === '/__sandbox/health' && method === 'GET') {
+      // For a health check (compose's): answers whenever the stand-in is listening.
+      json(200, { ok: true });
+    } else if (path === '/__sandbox/calls' && method === 'GET') {
       json(
         200,
         this.calls.map((call) => ({
@@ -274,5 +289,17 @@ export class PartnerApiStandIn {
     } else {
       json(404, { error: 'not_found' });
     }
+  }
+}
+
+/** A request's body as JSON, or as text when it is not JSON, or null when empty. */
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  try {
+    return text ? JSON.parse(text) : null;
+  } catch {
+    return text;
   }
 }

@@ -1,4 +1,6 @@
+import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PartnerApiStandIn } from './partner-api.js';
 import { startSandbox } from './sandbox.js';
 import type { Sandbox } from './sandbox.js';
 
@@ -147,4 +149,49 @@ describe('partner API stand-in', () => {
     expect(listing).not.toContain(accessToken);
     expect(listing).toContain(`Bearer …${accessToken.slice(-6)}`);
   });
+});
+
+describe('partner API stand-in health and host', () => {
+  // An address of this machine other than loopback, to tell which interfaces a server listens on.
+  const external = Object.values(networkInterfaces())
+    .flat()
+    .find((address) => address?.family === 'IPv4' && !address.internal)?.address;
+  const health = (host: string, api: PartnerApiStandIn) =>
+    fetch(`http://${host}:${new URL(api.baseUrl).port}/__sandbox/health`);
+
+  it('answers GET /__sandbox/health with 200, without a token and without recording it', async () => {
+    const answer = await fetch(`${sandbox.env.API_BASE_URL}/__sandbox/health`);
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toEqual({ ok: true });
+    expect(sandbox.api.callsFor('/__sandbox/health')).toEqual([]);
+  });
+
+  it.skipIf(!external)('listens on loopback only by default', async () => {
+    const api = await PartnerApiStandIn.start();
+    try {
+      expect(api.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect((await health('127.0.0.1', api)).status).toBe(200);
+      await expect(health(external!, api)).rejects.toThrow();
+    } finally {
+      await api.stop();
+    }
+  });
+
+  it.skipIf(!external)(
+    'with host 0.0.0.0 listens on every interface, after down() and up() too',
+    async () => {
+      const api = await PartnerApiStandIn.start({ host: '0.0.0.0' });
+      try {
+        // Still a loopback URL for callers on this machine.
+        expect(api.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+        expect((await health(external!, api)).status).toBe(200);
+        await api.down();
+        await expect(health(external!, api)).rejects.toThrow();
+        await api.up();
+        expect((await health(external!, api)).status).toBe(200);
+      } finally {
+        await api.stop();
+      }
+    },
+  );
 });

@@ -1,6 +1,32 @@
 import { once } from 'node:events';
-import type { Server } from 'node:http';
+import { createServer } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
 import type { Logger } from './logger.js';
+
+/**
+ * Time-outs on every listening socket (contract section 10): a client that trickles its headers
+ * or its body cannot hold a connection, and the memory behind it, for longer than these.
+ */
+export const SERVER_TIMEOUTS = Object.freeze({
+  /** The whole request line and headers. */
+  headersTimeoutMs: 10_000,
+  /** The whole request, body included. */
+  requestTimeoutMs: 30_000,
+  /** How often Node checks the two above (its default, 30 s, would let them overrun by that). */
+  checkIntervalMs: 1_000,
+});
+
+/** An HTTP server for `handler` (an Express app or a plain listener) with SERVER_TIMEOUTS. */
+export function createHttpServer(handler: RequestListener): Server {
+  return createServer(
+    {
+      headersTimeout: SERVER_TIMEOUTS.headersTimeoutMs,
+      requestTimeout: SERVER_TIMEOUTS.requestTimeoutMs,
+      connectionsCheckingInterval: SERVER_TIMEOUTS.checkIntervalMs,
+    },
+    handler,
+  );
+}
 
 /**
  * Stops an HTTP server gracefully: no new connections, requests in flight answered, idle

@@ -1,6 +1,14 @@
 import { Cluster, Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { createRedis, duplicateRedis, hasHashTag, parseRedisUrl, redisHosts } from './redis.js';
+import { INVALID_ARGUMENT } from './errors.js';
+import {
+  createRedis,
+  duplicateRedis,
+  hasHashTag,
+  INVALID_REDIS_URL,
+  parseRedisUrl,
+  redisHosts,
+} from './redis.js';
 
 describe('REDIS_URL', () => {
   it('reads one server, with credentials, TLS and a database', () => {
@@ -36,6 +44,9 @@ describe('REDIS_URL', () => {
     expect(() => parseRedisUrl('redis://a:1,,b:2')).toThrow('invalid host:port ""');
     expect(() => parseRedisUrl('redis://a:port')).toThrow('invalid host:port "a:port"');
     expect(() => parseRedisUrl('redis://a:1/db')).toThrow('database number');
+    expect(() => parseRedisUrl('redis://a:port')).toThrow(
+      expect.objectContaining({ code: INVALID_REDIS_URL }),
+    );
   });
 });
 
@@ -54,6 +65,9 @@ describe('createRedis', () => {
     const single = createRedis('redis://127.0.0.1:6399', false, { lazyConnect: true });
     expect(single).toBeInstanceOf(Redis);
     expect(() => createRedis('redis://a:1,b:2', false)).toThrow('REDIS_CLUSTER=true');
+    expect(() => createRedis('redis://a:1,b:2', false)).toThrow(
+      expect.objectContaining({ name: 'TypeError', code: INVALID_ARGUMENT }),
+    );
 
     const cluster = createRedis('redis://u:p@127.0.0.1:7000,127.0.0.1:7001', true, {
       lazyConnect: true,

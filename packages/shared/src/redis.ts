@@ -1,5 +1,9 @@
 import { Cluster, Redis } from 'ioredis';
 import type { ClusterOptions } from 'ioredis';
+import { invalidArgument, PwError } from './errors.js';
+
+/** `REDIS_URL` is not a `redis://` or `rediss://` address this system can read. */
+export const INVALID_REDIS_URL = 'invalid_redis_url';
 
 /** A connection to Redis: one server, or a Redis Cluster (`REDIS_CLUSTER=true`). */
 export type RedisClient = Redis | Cluster;
@@ -32,12 +36,13 @@ export interface ParsedRedisUrl {
 
 /**
  * Reads `REDIS_URL`: `redis://` or `rediss://`, optional credentials, then one `host:port` or
- * several separated by commas (seed nodes of a cluster), then an optional `/db`. Throws a plain
- * message when it is not one.
+ * several separated by commas (seed nodes of a cluster), then an optional `/db`. Throws a
+ * `PwError` (`INVALID_REDIS_URL`) whose message says what is wrong when it is not one.
  */
 export function parseRedisUrl(url: string): ParsedRedisUrl {
   const match = /^(rediss?):\/\/([^/?#]*)(.*)$/i.exec(url);
-  if (!match) throw new Error('must be a redis:// or rediss:// URL');
+  const invalid = (problem: string) => new PwError(INVALID_REDIS_URL, problem);
+  if (!match) throw invalid('must be a redis:// or rediss:// URL');
   const [, scheme = 'redis', authority = '', rest = ''] = match;
   const at = authority.lastIndexOf('@');
   const userInfo = authority.slice(0, at + 1);
@@ -47,18 +52,15 @@ export function parseRedisUrl(url: string): ParsedRedisUrl {
     .map((address) => address.trim());
   let first: URL | undefined;
   const parsed = nodes.map((address) => {
-    let node: URL;
-    try {
-      if (address === '') throw new Error('empty');
-      node = new URL(`${scheme}://${userInfo}${address}${rest}`);
-    } catch {
-      throw new Error(`has an invalid host:port "${address}"`);
-    }
+    const href = `${scheme}://${userInfo}${address}${rest}`;
+    if (address === '' || !URL.canParse(href))
+      throw invalid(`has an invalid host:port "${address}"`);
+    const node = new URL(href);
     first ??= node;
     return { host: node.hostname.replace(/^\[|\]$/g, ''), port: Number(node.port || 6379) };
   });
   const path = first?.pathname ?? '';
-  if (!/^\/?\d*$/.test(path)) throw new Error('must end in a database number, if anything');
+  if (!/^\/?\d*$/.test(path)) throw invalid('must end in a database number, if anything');
   return {
     nodes: parsed,
     tls: scheme.toLowerCase() === 'rediss',
@@ -80,6 +82,7 @@ export const hasHashTag = (prefix: string): boolean => /^[^{]*\{[^}]+\}/.test(pr
 /**
  * The one way the apps connect to Redis: a `Redis` for one server, or, with `cluster`, a
  * `Cluster` seeded with every node of `url`. Queue prefixes must then be hash tags (`{pw}`).
+ * Several nodes without `cluster` is a misuse (config validation refuses it): a coded TypeError.
  */
 export function createRedis(
   url: string,
@@ -87,7 +90,9 @@ export function createRedis(
   options: RedisClientOptions = {},
 ): RedisClient {
   if (!cluster) {
-    if (url.includes(',')) throw new Error('REDIS_URL names several nodes: set REDIS_CLUSTER=true');
+    if (url.includes(',')) {
+      throw invalidArgument('REDIS_URL names several nodes: set REDIS_CLUSTER=true');
+    }
     return new Redis(url, options);
   }
   const parsed = parseRedisUrl(url);
@@ -127,4 +132,17 @@ export function duplicateRedis(
     ...(lazyConnect === undefined ? {} : { lazyConnect }),
     redisOptions: { ...client.options.redisOptions, ...connection },
   });
+}
+
+/**
+ * Defines the Lua command `name` on `redis` unless it has it already (a client keeps its
+ * definitions), and returns the client typed with it, as ioredis's `defineCommand` leaves it untyped.
+ */
+export function withCommand<Commands>(
+  redis: RedisClient,
+  name: string,
+  script: { numberOfKeys: number; lua: string },
+): RedisClient & Commands {
+  if (!(name in redis)) redis.defineCommand(name, script);
+  return redis as RedisClient & Commands;
 }

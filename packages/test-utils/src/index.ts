@@ -3,3 +3,5 @@ export * from './redis-cluster.js';
 export * from './test-redis.js';
 export * from './fixtures.js';
 export * from './child-process.js';
+export * from './chromium.js';
+export * from './ensure-chromium.js';

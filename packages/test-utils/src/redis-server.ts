@@ -95,6 +95,16 @@ export class PrivateRedis {
     await exited;
   }
 
+  /** Freezes the server (SIGSTOP): connections stay open, commands wait unanswered. */
+  freeze(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  /** Lets a frozen server go on (SIGCONT): it answers what waited, in order. */
+  thaw(): void {
+    this.child?.kill('SIGCONT');
+  }
+
   /** Stops the server and removes its data directory. */
   async destroy(): Promise<void> {
     await this.stop();

@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { ACTION_NAMES } from '../events/registry.js';
-import type { ActionName } from '../events/registry.js';
+import { ACTION_NAMES, HTTP_METHODS } from './action-table.js';
 import { DEFAULT_RULES, routingRulesSchema } from '../rules/routing-rules.js';
 import type { RoutingRule } from '../rules/routing-rules.js';
 
@@ -13,7 +12,7 @@ const backoffSchema = z.strictObject({
 
 /** Per-action settings; anything left out falls back to the built-in call and the env policy. */
 export const actionSettingsSchema = z.strictObject({
-  method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).optional(),
+  method: z.enum(HTTP_METHODS).optional(),
   /** Path under the API base, with `{field.path}` placeholders filled from the event. */
   path: z.string().startsWith('/').optional(),
   enabled: z.boolean().optional(),
@@ -33,12 +32,12 @@ export type ActionSettings = z.infer<typeof actionSettingsSchema>;
 
 /** Credentials and API of one market (`metadata.market`), for partners with a realm per region. */
 export const marketTargetSchema = z.strictObject({
-  auth_url: z.url().optional(),
+  auth_url: z.url({ protocol: /^https?$/ }).optional(),
   realm: z.string().min(1),
   client_id: z.string().min(1),
   /** Name of the environment variable that holds the client secret (never the secret itself). */
   client_secret_env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must name an environment variable'),
-  api_base_url: z.url().optional(),
+  api_base_url: z.url({ protocol: /^https?$/ }).optional(),
 });
 export type MarketTarget = z.infer<typeof marketTargetSchema>;
 
@@ -94,6 +93,3 @@ export function effectiveRules(config: ActionsConfig): RoutingRule[] {
     config.actions[rule.action]?.enabled === false ? { ...rule, enabled: false } : rule,
   );
 }
-
-export const isActionName = (name: string): name is ActionName =>
-  (ACTION_NAMES as readonly string[]).includes(name);

@@ -29,7 +29,13 @@ export interface TokenManagerOptions {
   onRequest?: (outcome: TokenRequestOutcome, credentials: ClientCredentials) => void;
 }
 
-/** Token request failed after its retries; `code` is the IdP's `error` when it gave one. */
+/** The code of a `TokenError` when the IdP gave no `error` of its own (no answer, a bad one). */
+export const TOKEN_REQUEST_FAILED = 'token_request_failed';
+
+/**
+ * Token request failed after its retries; `code` is the IdP's OAuth `error` (RFC 6749 section
+ * 5.2, such as `invalid_client`) when it gave one, otherwise `TOKEN_REQUEST_FAILED`.
+ */
 export class TokenError extends RetryableError {
   override name = 'TokenError';
 }
@@ -143,13 +149,11 @@ function toTokenError(error: unknown, credentials: ClientCredentials): TokenErro
     return new TokenError(
       error.error,
       `token request for ${where} refused: ${error.error}${description}`,
-      {
-        cause: error,
-      },
+      { cause: error },
     );
   }
   const message = error instanceof Error ? error.message : String(error);
-  return new TokenError('token_request_failed', `token request for ${where} failed: ${message}`, {
+  return new TokenError(TOKEN_REQUEST_FAILED, `token request for ${where} failed: ${message}`, {
     cause: error,
   });
 }

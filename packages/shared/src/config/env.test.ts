@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { commonEnv, ConfigError, envInt, loadConfig, withCommonChecks } from './env.js';
+import {
+  commonEnv,
+  ConfigError,
+  envInt,
+  isProduction,
+  loadConfig,
+  withCommonChecks,
+} from './env.js';
 import { resolveSigning, signingEnv } from './signing-env.js';
 
 const schema = (production: boolean) =>
@@ -57,9 +64,37 @@ describe('configuration', () => {
   });
 
   it('splits comma-separated secrets, the first one signing', () => {
-    const signing = resolveSigning(loadConfig(schema(true), { WEBHOOK_SECRETS: ' new , old,' }));
-    expect(signing.webhookSecrets).toEqual(['new', 'old']);
+    const [fresh, old] = ['n'.repeat(32), 'o'.repeat(40)];
+    const signing = resolveSigning(
+      loadConfig(schema(true), { WEBHOOK_SECRETS: ` ${fresh} , ${old},` }),
+    );
+    expect(signing.webhookSecrets).toEqual([fresh, old]);
     expect(signing.warnings).toEqual([]);
+  });
+
+  it('in production, refuses the development secret and any secret under 32 bytes, naming neither', () => {
+    const problems = problemsOf(() =>
+      loadConfig(schema(true), { WEBHOOK_SECRETS: `${'k'.repeat(32)},dev-secret,a` }),
+    );
+    expect(problems).toEqual([
+      expect.stringMatching(/^WEBHOOK_SECRETS: secret 2 of 3 is the public development secret/),
+      expect.stringMatching(
+        /^WEBHOOK_SECRETS: secret 3 of 3 is 1 bytes long; production needs at least 32/,
+      ),
+    ]);
+    // Outside production they are allowed (with the dev secret's warning when unset).
+    expect(problemsOf(() => loadConfig(schema(false), { WEBHOOK_SECRETS: 'a' }))).toEqual([]);
+  });
+
+  it.each(['production', 'Production', 'PRODUCTION', ' production '])(
+    'NODE_ENV=%j is production',
+    (value) => {
+      expect(isProduction({ NODE_ENV: value })).toBe(true);
+    },
+  );
+
+  it.each([undefined, '', 'development', 'prod', 'test'])('NODE_ENV=%j is not', (value) => {
+    expect(isProduction({ NODE_ENV: value })).toBe(false);
   });
 
   describe('Redis Cluster', () => {

@@ -83,26 +83,58 @@ export const envRedisUrl = (defaultValue: string) =>
       .default(defaultValue),
   );
 
-/** `NODE_ENV=production` turns every development default into a start-up error. */
+/**
+ * `NODE_ENV=production` turns every development default into a start-up error. Matched without
+ * regard to case or surrounding spaces: `Production` must not quietly run the development defaults.
+ */
 export const isProduction = (env: Record<string, string | undefined>): boolean =>
-  env.NODE_ENV === 'production';
+  env.NODE_ENV?.trim().toLowerCase() === 'production';
 
 /** Variables every process reads; check them together with `withCommonChecks`. */
 export const commonEnv = {
-  NODE_ENV: envString('development'),
-  LOG_LEVEL: envEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
-  REDIS_URL: envRedisUrl('redis://127.0.0.1:6379'),
+  NODE_ENV: envString('development').meta({
+    description:
+      '`production` (any letter case) turns every development default into a start-up error',
+  }),
+  LOG_LEVEL: envEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info').meta({
+    description: 'pino level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`',
+  }),
+  REDIS_URL: envRedisUrl('redis://127.0.0.1:6379').meta({
+    description: 'Redis for queues and records: `redis://` or `rediss://`',
+  }),
   /** `true`: `REDIS_URL` names seed nodes of a Redis Cluster. */
-  REDIS_CLUSTER: envBoolean(false),
-  QUEUE_PREFIX: z.preprocess(
-    unset,
-    z
-      .string()
-      .regex(/^[^:\s]+$/, 'must not contain ":" or spaces')
-      .default('pw'),
-  ),
-  SHUTDOWN_GRACE_MS: envInt(10_000),
+  REDIS_CLUSTER: envBoolean(false).meta({
+    description:
+      '`true`: `REDIS_URL` names seed nodes of a Redis Cluster, comma-separated after the scheme (`redis://10.0.0.1:7000,10.0.0.2:7000`); `QUEUE_PREFIX` must then be a hash tag such as `{pw}`',
+  }),
+  QUEUE_PREFIX: z
+    .preprocess(
+      unset,
+      z
+        .string()
+        .regex(/^[^:\s]+$/, 'must not contain ":" or spaces')
+        .default('pw'),
+    )
+    .meta({
+      description: 'prefix of every Redis key (no `:` or spaces); `{pw}` for Redis Cluster',
+    }),
+  SHUTDOWN_GRACE_MS: envInt(10_000).meta({
+    description: 'how long shutdown waits for requests and jobs in flight (milliseconds)',
+  }),
 };
+
+/** `RECORD_TTL_SECONDS`: the ingress, the worker and the dashboard read it. */
+export const recordTtlEnv = envInt(604_800, { min: 1 }).meta({
+  description: 'how long finished jobs and outcome records are kept in Redis (seconds)',
+  default: '`604800` (7 days)',
+});
+
+/** `ACTIONS_CONFIG`: the path of the routing and per-action settings file. */
+export const actionsConfigEnv = envOptionalString().meta({
+  description:
+    'path of a JSON or YAML file of routing rules and per-action settings (see `ACTIONS_CONFIG` below)',
+  default: 'built-in rules and calls',
+});
 
 interface RedisEnv {
   REDIS_URL: string;
@@ -151,14 +183,18 @@ export function withCommonChecks<T extends z.ZodType<RedisEnv>>(schema: T): T {
   });
 }
 
+/** The code of a `ConfigError`. */
+export const INVALID_CONFIG = 'invalid_config';
+
 /** Thrown at start-up when the environment is invalid; its message lists every problem. */
 export class ConfigError extends PwError {
   override name = 'ConfigError';
+  declare readonly code: typeof INVALID_CONFIG;
   readonly problems: readonly string[];
 
   constructor(problems: readonly string[]) {
     super(
-      'invalid_config',
+      INVALID_CONFIG,
       `Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`,
     );
     this.problems = problems;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ACTION_NAMES } from './registry.js';
+import { ACTION_NAMES } from '../actions/action-table.js';
 
 /** The body of a 200 answer: the same for the first delivery and every duplicate of it. */
 export const acknowledgementSchema = z.object({

@@ -1,12 +1,12 @@
+import { invalidArgument } from '../errors.js';
 import type { z } from 'zod';
-import { CONTRACT_EVENT, contractStatusChangedSchema } from './contract.js';
+import { actionsOf } from '../actions/action-table.js';
+import type { ActionName } from '../actions/action-table.js';
+import { CONTRACT_EVENT, contractEvent } from './contract.js';
 import type { ContractStatusChanged } from './contract.js';
-import { QUOTE_EVENT, quoteStatusChangedSchema } from './quote.js';
+import { QUOTE_EVENT, quoteEvent } from './quote.js';
 import type { QuoteStatusChanged } from './quote.js';
-import {
-  SALES_OPPORTUNITY_EVENT,
-  salesOpportunityStatusChangedSchema,
-} from './sales-opportunity.js';
+import { SALES_OPPORTUNITY_EVENT, salesOpportunityEvent } from './sales-opportunity.js';
 import type { SalesOpportunityStatusChanged } from './sales-opportunity.js';
 
 /** Every event the partner sends, by its `event_type`. */
@@ -20,22 +20,6 @@ export interface EventPayloads {
   [SALES_OPPORTUNITY_EVENT]: SalesOpportunityStatusChanged;
 }
 
-/** Every action a webhook can set off. */
-export const ACTION_NAMES = [
-  'notify_customer',
-  'update_sales_opportunity',
-  'lock_price',
-  'generate_documents',
-  'send_welcome_message',
-  'activate_service',
-  'start_billing',
-  'update_crm',
-  'calculate_commission',
-  'update_metrics',
-  'start_follow_up_sequence',
-] as const;
-export type ActionName = (typeof ACTION_NAMES)[number];
-
 export interface EventDefinition {
   type: EventType;
   /** Short name used by `npm run send` and in logs. */
@@ -47,37 +31,28 @@ export interface EventDefinition {
   entityIdField: string;
   /** Member holding the new status (`status` or `opportunity_status`). */
   statusField: string;
-  /** Actions this event can set off, in the order they are listed in the contract. */
+  /** Actions this event can set off, in the order of the action table. */
   actions: readonly ActionName[];
 }
 
 export const EVENT_REGISTRY: Readonly<Record<EventType, EventDefinition>> = {
   [QUOTE_EVENT]: {
-    type: QUOTE_EVENT,
+    ...quoteEvent,
     kind: 'quote',
     path: '/webhooks/quote-status',
-    schema: quoteStatusChangedSchema,
-    entityIdField: 'quote_id',
-    statusField: 'status',
-    actions: ['notify_customer', 'update_sales_opportunity', 'lock_price'],
+    actions: actionsOf(QUOTE_EVENT),
   },
   [CONTRACT_EVENT]: {
-    type: CONTRACT_EVENT,
+    ...contractEvent,
     kind: 'contract',
     path: '/webhooks/contract-status',
-    schema: contractStatusChangedSchema,
-    entityIdField: 'contract_id',
-    statusField: 'status',
-    actions: ['generate_documents', 'send_welcome_message', 'activate_service', 'start_billing'],
+    actions: actionsOf(CONTRACT_EVENT),
   },
   [SALES_OPPORTUNITY_EVENT]: {
-    type: SALES_OPPORTUNITY_EVENT,
+    ...salesOpportunityEvent,
     kind: 'sales',
     path: '/webhooks/sales-opportunity',
-    schema: salesOpportunityStatusChangedSchema,
-    entityIdField: 'sales_id',
-    statusField: 'opportunity_status',
-    actions: ['update_crm', 'calculate_commission', 'update_metrics', 'start_follow_up_sequence'],
+    actions: actionsOf(SALES_OPPORTUNITY_EVENT),
   },
 };
 
@@ -87,6 +62,6 @@ export type EventKind = (typeof EVENT_KINDS)[number];
 /** The definition for a short kind name (`quote`, `contract`, `sales`). */
 export function eventDefinitionByKind(kind: EventKind): EventDefinition {
   const found = Object.values(EVENT_REGISTRY).find((definition) => definition.kind === kind);
-  if (!found) throw new Error(`unknown event kind ${kind}`);
+  if (!found) throw invalidArgument(`unknown event kind ${kind}`);
   return found;
 }

@@ -9,7 +9,8 @@ import type { EventDefinition } from '../events/registry.js';
 import { sampleEvent } from '../events/samples.js';
 import { DEFAULT_RULES, selectActions } from '../rules/routing-rules.js';
 import type { Condition, RoutingRule } from '../rules/routing-rules.js';
-import { canonicalJson, signEvent } from '../signing/signature.js';
+import { canonicalJson } from '../signing/canonical-json.js';
+import { signEvent } from '../signing/signature.js';
 
 // The ingress's OpenAPI 3.1 document, written from the live zod schemas, the event registry, the
 // default routing rules and the error table: nothing in it is typed by hand but the prose.
@@ -149,7 +150,6 @@ const rateLimitHeaderRefs = Object.fromEntries(
 
 /** What a sender should know of each server-side answer. */
 const SERVER_ERRORS: Record<number, string> = {
-  500: 'Retrying is safe: deliveries are deduplicated.',
   503:
     'Retrying is safe: if Redis did take the job after all, the retry is a duplicate and gets ' +
     'the first acknowledgement.',
@@ -179,7 +179,7 @@ function refusals(): Record<string, Json> {
     responses[String(status)] = {
       description:
         status >= 500
-          ? `Not accepted: ${when}. ${SERVER_ERRORS[status] ?? ''}`.trim()
+          ? `Not confirmed: ${when}. ${SERVER_ERRORS[status] ?? ''}`.trim()
           : `Refused, nothing enqueued: ${when}`,
       headers,
       content: { 'application/json': { schema: refusalSchema(codes) } },
@@ -188,6 +188,10 @@ function refusals(): Record<string, Json> {
   return responses;
 }
 
+/**
+ * One webhook endpoint's operation. Long because it is the operation's literal shape, as OpenAPI
+ * lays it out; the parts that vary (examples, refusals) are built by the functions above.
+ */
 function webhookOperation(definition: EventDefinition): Json {
   const name = schemaName(definition);
   const examples = webhookExamples(definition);
@@ -205,11 +209,15 @@ function webhookOperation(definition: EventDefinition): Json {
       'Actions under the default routing rules (operators can change them through the dashboard API):',
       ...rules.map(describeRule),
       '',
-      'Checks, in order: rate limit (429, when INGRESS_RATE_LIMIT is above 0), content type (415), size (413), JSON syntax (400), a JSON value that is ' +
-        'not an object (422), signature (401), schema (422). A repeated delivery of the same event ' +
+      'Checks, in order: rate limit (429, when INGRESS_RATE_LIMIT is above 0), content type (415), ' +
+        'size (413: bytes, then more than 2,000 JSON values or 32 levels of nesting, before parsing), ' +
+        'JSON syntax (400), a JSON value that is not an object (422), signature (401), schema (422), ' +
+        'freshness (422 `timestamp_out_of_range`). A repeated delivery of the same event ' +
         '(equal canonical JSON, signature aside) within DEDUP_WINDOW_SECONDS gets the first ' +
         'acknowledgement unchanged and runs no action again. The examples are signed with the ' +
-        `development secret \`${DEV_WEBHOOK_SECRET}\`.`,
+        `development secret \`${DEV_WEBHOOK_SECRET}\`; their \`timestamp\` is fixed ` +
+        `(${EXAMPLE_TIME.toISOString()}), so once it is older than DEDUP_WINDOW_SECONDS an ingress ` +
+        'refuses them with `timestamp_out_of_range`: set a current time and sign again (`npm run send` does).',
     ].join('\n'),
     requestBody: {
       required: true,
@@ -260,7 +268,10 @@ function webhookOperation(definition: EventDefinition): Json {
 const statusSchema = (status: string, extra: z.ZodRawShape = {}) =>
   jsonSchema(z.object({ status: z.literal(status), ...extra }), 'output');
 
-/** The ingress's OpenAPI 3.1 document. */
+/**
+ * The ingress's OpenAPI 3.1 document. Long because it is the document's literal top level (info,
+ * servers, tags, the health and metrics paths); each webhook operation is built apart.
+ */
 export function openApiDocument(options: OpenApiOptions = {}): Json {
   const definitions = Object.values(EVENT_REGISTRY);
   const json = (schema: Json) => ({ 'application/json': { schema } });

@@ -1,16 +1,33 @@
 import type { Queue } from 'bullmq';
+import { PwError } from '../errors.js';
 import type { WebhookJobData } from '../queue/queues.js';
+import { withCommand } from '../redis.js';
 import type { RedisClient } from '../redis.js';
 
 export const ACTION_STATES = ['waiting', 'active', 'retrying', 'completed', 'failed'] as const;
 export type ActionState = (typeof ACTION_STATES)[number];
 export type WebhookState = 'queued' | 'processing' | 'completed' | 'failed';
 
+/** `waitUntil` ran out of time before the outcome was as awaited. */
+export const OUTCOME_WAIT_TIMED_OUT = 'outcome_wait_timed_out';
+
+/** The most characters an error text keeps: an action's `last_error`, a job's failure reason. */
+export const MAX_ERROR_LENGTH = 500;
+
+/** The error text cut to `MAX_ERROR_LENGTH` characters, ending in `…` when it was cut. */
+export function boundedError(text: string): string {
+  if (text.length <= MAX_ERROR_LENGTH) return text;
+  // Never end on half a surrogate pair.
+  const kept = text.slice(0, MAX_ERROR_LENGTH - 1).replace(/[\uD800-\uDBFF]$/, '');
+  return `${kept}…`;
+}
+
 export interface ActionOutcome {
   name: string;
   state: ActionState;
   /** Every call made for the action, replays included. */
   attempts: number;
+  /** Why the last try failed, at most `MAX_ERROR_LENGTH` characters; null once completed. */
   last_error: string | null;
   completed_at: string | null;
   /** `stale` when the action made no call because a newer event for the entity came first. */
@@ -49,12 +66,13 @@ export const isFinished = (outcome: WebhookOutcome): boolean =>
 
 /**
  * One change to an outcome record, in one command: KEYS[1] the record; ARGV: seconds to keep it,
- * the change channel, the webhook id, the attempts field to count one more on ('' for none), then
- * field and value pairs.
+ * the change channel, the webhook id, the attempts field to count one more on ('' for none), a
+ * field to remove ('' for none), then field and value pairs.
  */
 const CHANGE_LUA = `
-redis.call('HSET', KEYS[1], unpack(ARGV, 5))
+redis.call('HSET', KEYS[1], unpack(ARGV, 6))
 if ARGV[4] ~= '' then redis.call('HINCRBY', KEYS[1], ARGV[4], 1) end
+if ARGV[5] ~= '' then redis.call('HDEL', KEYS[1], ARGV[5]) end
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 redis.call('PUBLISH', ARGV[2], ARGV[3])
 `;
@@ -74,10 +92,10 @@ export class OutcomeStore {
     redis: RedisClient,
     private readonly settings: OutcomeStoreSettings,
   ) {
-    if (!('pwOutcomeChange' in redis)) {
-      redis.defineCommand('pwOutcomeChange', { numberOfKeys: 1, lua: CHANGE_LUA });
-    }
-    this.redis = redis as RedisClient & ChangeCommand;
+    this.redis = withCommand<ChangeCommand>(redis, 'pwOutcomeChange', {
+      numberOfKeys: 1,
+      lua: CHANGE_LUA,
+    });
   }
 
   private key(webhookId: string): string {
@@ -113,52 +131,77 @@ export class OutcomeStore {
 
   /** A call for `action` is starting: counts the attempt. */
   async started(webhookId: string, action: string): Promise<void> {
-    await this.change(webhookId, action, { state: 'active' }, true);
+    await this.change(webhookId, action, { state: 'active' }, { countAttempt: true });
   }
 
-  /** The action ended: completed, retrying (attempts left) or failed for good. */
+  /**
+   * The action ended: completed (which clears `last_error`), retrying (attempts left) or failed
+   * for good; `error` is kept to `MAX_ERROR_LENGTH` characters.
+   */
   async settled(
     webhookId: string,
     action: string,
     state: 'completed' | 'retrying' | 'failed',
     error?: string,
   ): Promise<void> {
+    if (state === 'completed') {
+      await this.completed(webhookId, action, {});
+      return;
+    }
     const fields: Record<string, string> = { state };
-    if (state === 'completed') fields.completed_at = new Date().toISOString();
-    if (error !== undefined) fields.last_error = error;
-    await this.change(webhookId, action, fields, false);
+    if (error !== undefined) fields.last_error = boundedError(error);
+    await this.change(webhookId, action, fields);
   }
 
   /** The action made no call because the event is stale: finished, with nothing left to do. */
   async skipped(webhookId: string, action: string, reason: 'stale'): Promise<void> {
-    await this.redis.hset(this.key(webhookId), 'stale', '1');
-    await this.change(
-      webhookId,
-      action,
-      { state: 'completed', completed_at: new Date().toISOString(), skipped: reason },
-      false,
-    );
+    await this.completed(webhookId, action, { skipped: reason }, { stale: '1' });
   }
 
   /** An operator replays a failed action: back to waiting. */
   async requeued(webhookId: string, action: string): Promise<void> {
-    await this.change(webhookId, action, { state: 'waiting' }, false);
+    await this.change(webhookId, action, { state: 'waiting' });
   }
 
-  /** Sets the action's fields, counts an attempt when `countAttempt`, and announces it. */
+  /**
+   * Completed, now: an error from an earlier try no longer describes the action. `record`: fields
+   * of the webhook itself, set in the same command.
+   */
+  private async completed(
+    webhookId: string,
+    action: string,
+    fields: Record<string, string>,
+    record: Record<string, string> = {},
+  ) {
+    await this.change(
+      webhookId,
+      action,
+      { state: 'completed', completed_at: new Date().toISOString(), ...fields },
+      { remove: 'last_error', record },
+    );
+  }
+
+  /**
+   * In one command: sets the action's fields (and the webhook's `record` fields), removes
+   * `remove`, counts an attempt when `countAttempt`, and announces it.
+   */
   private async change(
     webhookId: string,
     action: string,
     fields: Record<string, string>,
-    countAttempt: boolean,
+    options: { countAttempt?: boolean; remove?: string; record?: Record<string, string> } = {},
   ) {
-    const pairs = Object.entries(fields).flatMap(([name, value]) => [`${action}:${name}`, value]);
+    const pairs = [
+      ...Object.entries(fields).flatMap(([name, value]) => [`${action}:${name}`, value]),
+      ...Object.entries(options.record ?? {}).flat(),
+    ];
     await this.redis.pwOutcomeChange(
       this.key(webhookId),
       this.settings.recordTtlSeconds,
       this.channel,
       webhookId,
-      countAttempt ? `${action}:attempts` : '',
+      options.countAttempt ? `${action}:attempts` : '',
+      options.remove ? `${action}:${options.remove}` : '',
       ...pairs,
     );
   }
@@ -206,7 +249,10 @@ export class OutcomeStore {
     return this.waitUntil(webhookId, subscriber, isFinished, options);
   }
 
-  /** Resolves with the outcome as soon as `condition` holds for it, re-reading on each change. */
+  /**
+   * Resolves with the outcome as soon as `condition` holds for it, re-reading on each change;
+   * rejects with a `PwError` (`OUTCOME_WAIT_TIMED_OUT`) after `timeoutMs`.
+   */
   async waitUntil(
     webhookId: string,
     subscriber: RedisClient,
@@ -225,7 +271,8 @@ export class OutcomeStore {
         if (outcome && condition(outcome)) return outcome;
         const left = deadline - Date.now();
         if (left <= 0) {
-          throw new Error(
+          throw new PwError(
+            OUTCOME_WAIT_TIMED_OUT,
             `webhook ${webhookId} not as awaited after ${options.timeoutMs} ms: ${JSON.stringify(outcome)}`,
           );
         }

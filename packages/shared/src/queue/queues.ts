@@ -1,5 +1,6 @@
 import type { JobsOptions } from 'bullmq';
-import type { ActionName } from '../events/registry.js';
+import type { ActionName } from '../actions/action-table.js';
+import type { EventType } from '../events/registry.js';
 
 /** Queue names, one place: the ingress adds to `webhooks`, the worker fans out to `actions`. */
 export const QUEUE_NAMES = {
@@ -20,11 +21,12 @@ export const keys = {
 /** What the ingress puts on the `webhooks` queue for each accepted event. */
 export interface WebhookJobData {
   webhook_id: string;
-  event_type: string;
+  event_type: EventType;
   entity_id: string;
   /** ISO time the ingress accepted the event (the ack's `processed_at`). */
   received_at: string;
-  actions: string[];
+  /** The actions the routing rules chose (the ack's `actions_triggered`). */
+  actions: ActionName[];
   /** The event as received, without `signature`. */
   event: Record<string, unknown>;
 }
@@ -63,7 +65,7 @@ export interface BackoffPolicy {
 export interface ActionJobData {
   webhook_id: string;
   action: ActionName;
-  event_type: string;
+  event_type: EventType;
   event: Record<string, unknown>;
   backoff: BackoffPolicy;
   /** The entity id (`quote_id`, ...), for out-of-order protection; absent on older jobs. */

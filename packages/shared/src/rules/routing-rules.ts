@@ -1,6 +1,8 @@
 import { z } from 'zod';
-import { ACTION_NAMES, EVENT_REGISTRY, EVENT_TYPES } from '../events/registry.js';
-import type { ActionName, EventType } from '../events/registry.js';
+import { ACTION_NAMES, ACTION_SPECS } from '../actions/action-table.js';
+import type { ActionName } from '../actions/action-table.js';
+import { EVENT_TYPES } from '../events/registry.js';
+import type { EventType } from '../events/registry.js';
 
 const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 
@@ -20,7 +22,7 @@ export const routingRuleSchema = z
     enabled: z.boolean().default(true),
     when: z.array(conditionSchema).default([]),
   })
-  .refine((rule) => EVENT_REGISTRY[rule.event_type].actions.includes(rule.action), {
+  .refine((rule) => ACTION_SPECS[rule.action].eventType === rule.event_type, {
     message: 'this action does not belong to this event type',
     path: ['action'],
   });
@@ -28,33 +30,14 @@ export type RoutingRule = z.output<typeof routingRuleSchema>;
 
 export const routingRulesSchema = z.array(routingRuleSchema);
 
-/** The contract's default rules (section 6). */
-export const DEFAULT_RULES: readonly RoutingRule[] = routingRulesSchema.parse([
-  { event_type: 'quote.status_changed', action: 'notify_customer' },
-  { event_type: 'quote.status_changed', action: 'update_sales_opportunity' },
-  {
-    event_type: 'quote.status_changed',
-    action: 'lock_price',
-    when: [{ path: 'status', equals: 'approved' }],
-  },
-  { event_type: 'contract.status_changed', action: 'generate_documents' },
-  ...(['send_welcome_message', 'activate_service', 'start_billing'] as const).map((action) => ({
-    event_type: 'contract.status_changed',
+/** The contract's default rules (section 6): one per action, from the action table. */
+export const DEFAULT_RULES: readonly RoutingRule[] = routingRulesSchema.parse(
+  ACTION_NAMES.map((action) => ({
+    event_type: ACTION_SPECS[action].eventType,
     action,
-    when: [{ path: 'status', equals: 'active' }],
+    when: ACTION_SPECS[action].when,
   })),
-  { event_type: 'sales_opportunity.status_changed', action: 'update_crm' },
-  ...(['calculate_commission', 'update_metrics'] as const).map((action) => ({
-    event_type: 'sales_opportunity.status_changed',
-    action,
-    when: [{ path: 'opportunity_status', equals: 'converted' }],
-  })),
-  {
-    event_type: 'sales_opportunity.status_changed',
-    action: 'start_follow_up_sequence',
-    when: [{ path: 'opportunity_status', in: ['qualified', 'created'] }],
-  },
-]);
+);
 
 /** Reads a dotted path (`metadata.market`) out of an event; `undefined` when any step is missing. */
 export function valueAt(event: unknown, path: string): unknown {

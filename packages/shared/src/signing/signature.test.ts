@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { sampleEvent } from '../events/samples.js';
-import {
-  canonicalJson,
-  sign,
-  signEvent,
-  verify,
-  verifyEvent,
-  withoutSignature,
-} from './signature.js';
+import { canonicalJson } from './canonical-json.js';
+import { sign, signEvent, verify, verifyEvent, withoutSignature } from './signature.js';
 
 const event = sampleEvent('quote', { id: 'fixed', now: new Date('2026-11-21T10:00:00Z') });
 

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import { canonicalJson } from './canonical-json.js';
 
 const SIGNATURE_PATTERN = /^sha256=([0-9a-fA-F]{64})$/;
 
@@ -7,13 +7,6 @@ const SIGNATURE_PATTERN = /^sha256=([0-9a-fA-F]{64})$/;
 export function withoutSignature(event: Record<string, unknown>): Record<string, unknown> {
   const { signature: _omitted, ...rest } = event;
   return rest;
-}
-
-/** RFC 8785 canonical JSON (keys sorted, no whitespace). */
-export function canonicalJson(value: unknown): string {
-  const text = canonicalize(value);
-  if (text === undefined) throw new TypeError('value cannot be serialised as JSON');
-  return text;
 }
 
 /** `sha256=` + lowercase hex HMAC-SHA256 of `payload`. */
@@ -47,19 +40,21 @@ export function signEvent<T extends Record<string, unknown>>(
 }
 
 /**
- * Verifies an event's `signature` against either serialisation the contract allows: canonical
- * (keys sorted) or keys in the order received. `canonical` may be passed when already computed.
+ * Verifies an event's `signature` against either serialisation the contract allows: keys in the
+ * order received, tried first since it costs one serialisation, then canonical (keys sorted), which
+ * sorts every object. A signature that is not `sha256=` and 64 hex digits costs neither.
  */
 export function verifyEvent(
   event: Record<string, unknown>,
   secrets: readonly string[],
-  canonical?: string,
+  /** The canonical form of the event without `signature`, when the caller keeps it for later. */
+  canonical?: () => string,
 ): boolean {
   const { signature } = event;
-  if (typeof signature !== 'string') return false;
+  if (typeof signature !== 'string' || !SIGNATURE_PATTERN.test(signature)) return false;
   const unsigned = withoutSignature(event);
   return (
-    verify(canonical ?? canonicalJson(unsigned), signature, secrets) ||
-    verify(JSON.stringify(unsigned), signature, secrets)
+    verify(JSON.stringify(unsigned), signature, secrets) ||
+    verify(canonical ? canonical() : canonicalJson(unsigned), signature, secrets)
   );
 }

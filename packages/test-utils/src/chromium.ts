@@ -1,0 +1,94 @@
+import { accessSync, constants, statSync } from 'node:fs';
+import { chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+
+export const CHROMIUM_ERROR_CODES = {
+  pathNotExecutable: 'chromium_path_not_executable',
+  notFound: 'chromium_not_found',
+} as const;
+
+/** Where a Chromium or Chrome is usually installed, looked at in this order. */
+export const CHROMIUM_LOCATIONS = [
+  '/usr/bin/chromium',
+  '/usr/bin/chromium-browser',
+  '/usr/bin/google-chrome',
+  '/usr/bin/google-chrome-stable',
+] as const;
+
+/** What this machine needs: run as root, no GPU, and no traffic of the browser's own. */
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--no-first-run',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-quic',
+] as const;
+
+export type ChromiumErrorCode = (typeof CHROMIUM_ERROR_CODES)[keyof typeof CHROMIUM_ERROR_CODES];
+
+/**
+ * No usable Chromium: `CHROMIUM_PATH` is wrong, or none is installed. Shaped like @pw/shared's
+ * PwError but not one, so that the step `npm test` runs first loads nothing of the system.
+ */
+export class ChromiumError extends Error {
+  override name = 'ChromiumError';
+
+  constructor(
+    readonly code: ChromiumErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function isExecutableFile(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Playwright's own downloaded browser (`playwright-core install chromium`), where it would be. */
+function playwrightChromium(): string | undefined {
+  try {
+    return chromium.executablePath();
+  } catch {
+    return undefined; // a platform playwright has no build for
+  }
+}
+
+/**
+ * The Chromium to drive: `CHROMIUM_PATH` when set (a ChromiumError when it is not an executable
+ * file, rather than quietly using another), else the first of the usual install locations and
+ * playwright's own download that exists; undefined when there is none.
+ */
+export function findChromium(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const configured = env.CHROMIUM_PATH;
+  if (configured) {
+    if (isExecutableFile(configured)) return configured;
+    throw new ChromiumError(
+      CHROMIUM_ERROR_CODES.pathNotExecutable,
+      `CHROMIUM_PATH=${configured} is not an executable file: point it at a Chromium or Chrome, or unset it`,
+    );
+  }
+  const playwrights = playwrightChromium();
+  const candidates = playwrights ? [...CHROMIUM_LOCATIONS, playwrights] : CHROMIUM_LOCATIONS;
+  return candidates.find(isExecutableFile);
+}
+
+/** A headless Chromium (the one findChromium finds) for a browser test; the caller closes it. */
+export async function launchChromium(): Promise<Browser> {
+  const executablePath = findChromium();
+  if (!executablePath) {
+    throw new ChromiumError(
+      CHROMIUM_ERROR_CODES.notFound,
+      'No Chromium found: run `npx tsx scripts/ensure-chromium.ts` at the repository root ' +
+        '(`npm test` does), or set CHROMIUM_PATH',
+    );
+  }
+  return chromium.launch({ executablePath, headless: true, args: [...CHROMIUM_ARGS] });
+}
