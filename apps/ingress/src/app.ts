@@ -4,7 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Redis } from 'ioredis';
 import { openApiDocument } from '@pw/shared';
 import type { Logger } from '@pw/shared';
-import { RequestRejected, sendError } from './error-response.js';
+import { RequestRejectedError, sendError } from './error-response.js';
 import type { IngressMetrics } from './metrics.js';
 import { webhookRoutes } from './webhook-routes.js';
 import type { WebhookRouteDeps } from './webhook-routes.js';
@@ -56,12 +56,17 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(webhookRoutes(deps));
 
   app.use((_req, res) => {
-    sendError(res, new RequestRejected('not_found', 'No such endpoint'));
+    sendError(res, new RequestRejectedError('not_found', 'No such endpoint'));
   });
+  // Nothing answers 500: an unexpected error leaves the event unconfirmed, and the sender's
+  // retry is safe (a repeat of one that got in is answered with its first acknowledgement).
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
     deps.log.error({ err: error }, 'unexpected error in the ingress');
     if (res.headersSent) return;
-    sendError(res, new RequestRejected('internal_error', 'Internal error'));
+    sendError(
+      res,
+      new RequestRejectedError('unavailable', 'The webhook could not be confirmed; retry it'),
+    );
   });
   return app;
 }

@@ -3,7 +3,7 @@ import type { Worker } from 'node:cluster';
 import { randomUUID } from 'node:crypto';
 import { AggregatorRegistry } from 'prom-client';
 import type { Registry } from 'prom-client';
-import { onShutdownSignals } from '@pw/shared';
+import { onShutdownSignals, PwError } from '@pw/shared';
 import type { Logger } from '@pw/shared';
 
 const METRICS_REQUEST = 'pw:metrics-request';
@@ -19,6 +19,11 @@ interface MetricsReply {
   text?: string;
   error?: string;
 }
+
+/** An ingress process exited with an error while the cluster stopped. */
+export const UNCLEAN_SHUTDOWN = 'unclean_shutdown';
+/** The primary could not add up the processes' metrics. */
+export const METRICS_UNAVAILABLE = 'metrics_unavailable';
 
 /** A child that dies sooner than this after its start is not restarted: it would only die again. */
 const MIN_UPTIME_MS = 2000;
@@ -73,7 +78,7 @@ export function runPrimary(count: number, log: Logger): void {
     );
     for (const worker of started.keys()) worker.process.kill(signal as NodeJS.Signals);
     await Promise.all(exits);
-    if (failed) throw new Error('an ingress process did not stop cleanly');
+    if (failed) throw new PwError(UNCLEAN_SHUTDOWN, 'an ingress process did not stop cleanly');
   });
 }
 
@@ -91,7 +96,11 @@ export function clusterMetricsClient(registry: Registry): () => Promise<string> 
     const request = waiting.get(message.id);
     waiting.delete(message.id);
     if (message.text !== undefined) request?.resolve(message.text);
-    else request?.reject(new Error(message.error ?? 'no metrics from the primary'));
+    else {
+      request?.reject(
+        new PwError(METRICS_UNAVAILABLE, message.error ?? 'no metrics from the primary'),
+      );
+    }
   });
   return () =>
     new Promise((resolve, reject) => {

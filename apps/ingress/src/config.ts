@@ -1,45 +1,49 @@
 import { z } from 'zod';
 import {
+  actionsConfigEnv,
   commonEnv,
   envInt,
-  envOptionalString,
   envPort,
   isProduction,
   loadConfig,
   readActionsConfig,
+  recordTtlEnv,
   resolveSigning,
   signingEnv,
   withCommonChecks,
 } from '@pw/shared';
 import type { ActionsConfig } from '@pw/shared';
 
+/** The ingress's variables, each described: docs/configuration.md is written from them. */
+export const ingressVariables = (production: boolean) => ({
+  ...commonEnv,
+  ...signingEnv(production),
+  INGRESS_PORT: envPort(3000).meta({ description: "the ingress's listening port" }),
+  INGRESS_WORKERS: envInt(1, { min: 1, max: 64 }).meta({
+    description: 'ingress processes sharing the port (node:cluster)',
+  }),
+  INGRESS_RATE_LIMIT: envInt(0).meta({
+    description:
+      'requests per second per sender address (every request counts, whatever its answer), per ingress process; over it, 429. 0: off',
+    default: '`0` (off)',
+  }),
+  MAX_BODY_BYTES: envInt(262_144, { min: 1 }).meta({ description: 'larger bodies get 413' }),
+  DEDUP_WINDOW_SECONDS: envInt(604_800, { min: 1 }).meta({
+    description:
+      'how long a delivered event is remembered for deduplication; an event whose `timestamp` is older gets 422 `timestamp_out_of_range`',
+    default: '`604800` (7 days)',
+  }),
+  MAX_CLOCK_SKEW_SECONDS: envInt(300, { min: 0 }).meta({
+    description:
+      "how far an event's `timestamp` may lie ahead of the ingress's clock; further gets 422 `timestamp_out_of_range`",
+  }),
+  RECORD_TTL_SECONDS: recordTtlEnv,
+  ACTIONS_CONFIG: actionsConfigEnv,
+});
+
 const ingressEnv = (production: boolean, actions: ActionsConfig) =>
-  withCommonChecks(
-    z.object({
-      ...commonEnv,
-      ...signingEnv(production),
-      INGRESS_PORT: envPort(3000),
-      INGRESS_WORKERS: envInt(1, { min: 1, max: 64 }),
-      INGRESS_RATE_LIMIT: envInt(0),
-      MAX_BODY_BYTES: envInt(262_144, { min: 1 }),
-      DEDUP_WINDOW_SECONDS: envInt(604_800, { min: 1 }),
-      RECORD_TTL_SECONDS: envInt(604_800, { min: 1 }),
-      ACTIONS_CONFIG: envOptionalString(),
-    }),
-  ).transform((env) => ({
-    nodeEnv: env.NODE_ENV,
-    logLevel: env.LOG_LEVEL,
-    redisUrl: env.REDIS_URL,
-    redisCluster: env.REDIS_CLUSTER,
-    queuePrefix: env.QUEUE_PREFIX,
-    shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
-    port: env.INGRESS_PORT,
-    /** Ingress processes sharing the port (node:cluster); 1 runs the ingress in this process. */
-    workers: env.INGRESS_WORKERS,
-    rateLimitPerSecond: env.INGRESS_RATE_LIMIT,
-    maxBodyBytes: env.MAX_BODY_BYTES,
-    dedupWindowSeconds: env.DEDUP_WINDOW_SECONDS,
-    recordTtlSeconds: env.RECORD_TTL_SECONDS,
+  withCommonChecks(z.object(ingressVariables(production))).transform((env) => ({
+    ...env,
     ...resolveSigning(env),
     /** Per-action settings and the seed routing rules, from `ACTIONS_CONFIG`. */
     actions,

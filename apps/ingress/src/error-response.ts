@@ -8,8 +8,8 @@ export interface ErrorDetail {
 }
 
 /** A refusal of a request, with the contract's code and the fields at fault. */
-export class RequestRejected extends PwError {
-  override name = 'RequestRejected';
+export class RequestRejectedError extends PwError {
+  override name = 'RequestRejectedError';
   declare readonly code: ErrorCode;
 
   constructor(
@@ -22,10 +22,11 @@ export class RequestRejected extends PwError {
 }
 
 /** Writes `{ received: false, error }` with the status its code maps to. */
-export function sendError(res: Response, rejection: RequestRejected): void {
+export function sendError(res: Response, rejection: RequestRejectedError): void {
   const { status } = ERROR_CODES[rejection.code];
   if (status === 503) res.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
-  res.locals.outcome = rejection.code;
+  // A 503 is no refusal: the event may have reached the queue, and the sender retries it.
+  res.locals.outcome = status === 503 ? 'unconfirmed' : rejection.code;
   const body: ErrorBody = {
     received: false,
     error: { code: rejection.code, message: rejection.message, details: [...rejection.details] },

@@ -1,10 +1,12 @@
 // Composition root of the ingress: the only place that reads the environment and builds clients.
 import cluster from 'node:cluster';
+import type { RequestListener } from 'node:http';
 import { Queue } from 'bullmq';
 import { collectDefaultMetrics } from 'prom-client';
 import {
   closeServer,
   configOrExit,
+  createHttpServer,
   createLogger,
   createRedis,
   DEFAULT_RULES,
@@ -16,7 +18,7 @@ import {
   redisHosts,
   RulesStore,
 } from '@pw/shared';
-import type { WebhookJobData } from '@pw/shared';
+import type { RedisClient, WebhookJobData } from '@pw/shared';
 import { createApp } from './app.js';
 import { clusterMetricsClient, runPrimary } from './cluster.js';
 import { loadIngressConfig } from './config.js';
@@ -24,11 +26,11 @@ import { IngressMetrics } from './metrics.js';
 import { WebhookIntake } from './webhook-intake.js';
 
 const config = configOrExit('ingress', () => loadIngressConfig(process.env));
-const log = createLogger({ name: 'ingress', level: config.logLevel });
+const log = createLogger({ name: 'ingress', level: config.LOG_LEVEL });
 
-if (config.workers > 1 && cluster.isPrimary) {
+if (config.INGRESS_WORKERS > 1 && cluster.isPrimary) {
   for (const warning of config.warnings) log.warn(warning);
-  runPrimary(config.workers, log);
+  runPrimary(config.INGRESS_WORKERS, log);
 } else {
   serve();
 }
@@ -38,7 +40,7 @@ function serve(): void {
   if (cluster.isPrimary) for (const warning of config.warnings) log.warn(warning);
 
   // Fail fast instead of queueing commands while Redis is away: the sender gets 503 and retries.
-  const redis = createRedis(config.redisUrl, config.redisCluster, {
+  const redis = createRedis(config.REDIS_URL, config.REDIS_CLUSTER, {
     enableOfflineQueue: false,
     commandTimeout: 2000,
     maxRetriesPerRequest: 1,
@@ -47,37 +49,70 @@ function serve(): void {
   redis.on('error', (error) => log.warn({ err: error }, 'Redis connection error'));
   const queue = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, {
     connection: redis,
-    prefix: config.queuePrefix,
+    prefix: config.QUEUE_PREFIX,
   });
   queue.on('error', (error) => log.warn({ err: error }, 'queue error'));
 
-  // Routing rules live in Redis (the dashboard edits them); a change reaches this process at once.
+  const { rules, rulesSubscriber } = liveRoutingRules(redis);
+
+  const metrics = new IngressMetrics();
+  collectDefaultMetrics({ register: metrics.registry });
+  const app = createApp({
+    intake: new WebhookIntake(queue, {
+      queuePrefix: config.QUEUE_PREFIX,
+      dedupWindowSeconds: config.DEDUP_WINDOW_SECONDS,
+      maxClockSkewSeconds: config.MAX_CLOCK_SKEW_SECONDS,
+      recordTtlSeconds: config.RECORD_TTL_SECONDS,
+    }),
+    rules,
+    redis,
+    log,
+    metrics,
+    settings: {
+      webhookSecrets: config.webhookSecrets,
+      signatureMode: config.signatureMode,
+      maxBodyBytes: config.MAX_BODY_BYTES,
+      rateLimitPerSecond: config.INGRESS_RATE_LIMIT,
+      maxClockSkewSeconds: config.MAX_CLOCK_SKEW_SECONDS,
+      dedupWindowSeconds: config.DEDUP_WINDOW_SECONDS,
+    },
+    clusterMetrics: cluster.isWorker ? clusterMetricsClient(metrics.registry) : undefined,
+  });
+
+  listen(app, async () => {
+    await queue.close().catch(() => undefined);
+    redis.disconnect();
+    rulesSubscriber.disconnect();
+  });
+}
+
+/**
+ * The routing rules, live: they are kept in Redis (the dashboard edits them) and a change reaches
+ * this process at once. Actions disabled in ACTIONS_CONFIG stay disabled whatever the rules say.
+ */
+function liveRoutingRules(redis: RedisClient) {
   const seed = config.actions.rules ?? DEFAULT_RULES;
-  const rulesStore = new RulesStore(redis, { queuePrefix: config.queuePrefix, seed });
+  const rulesStore = new RulesStore(redis, { queuePrefix: config.QUEUE_PREFIX, seed });
   const rulesSubscriber = duplicateRedis(redis, { enableOfflineQueue: true });
   const liveRules = new LiveRules(rulesStore, rulesSubscriber, log, seed);
   liveRules
     .start()
     .catch((error: unknown) => log.warn({ err: error }, 'routing rules not live yet'));
+  const rules = {
+    current: () => effectiveRules({ ...config.actions, rules: [...liveRules.current()] }),
+  };
+  return { rules, rulesSubscriber };
+}
 
-  const metrics = new IngressMetrics();
-  collectDefaultMetrics({ register: metrics.registry });
-  const app = createApp({
-    intake: new WebhookIntake(queue, config),
-    // Actions disabled in ACTIONS_CONFIG stay disabled whatever the rules say.
-    rules: {
-      current: () => effectiveRules({ ...config.actions, rules: [...liveRules.current()] }),
-    },
-    redis,
-    log,
-    metrics,
-    settings: config,
-    clusterMetrics: cluster.isWorker ? clusterMetricsClient(metrics.registry) : undefined,
-  });
-
-  const server = app.listen(config.port, () => {
+/** Serves `app` on INGRESS_PORT until SIGTERM or SIGINT, then answers what is in flight. */
+function listen(app: RequestListener, closeClients: () => Promise<void>): void {
+  const server = createHttpServer(app).listen(config.INGRESS_PORT, () => {
     log.info(
-      { port: config.port, redis: redisHosts(config.redisUrl), redis_cluster: config.redisCluster },
+      {
+        port: config.INGRESS_PORT,
+        redis: redisHosts(config.REDIS_URL),
+        redis_cluster: config.REDIS_CLUSTER,
+      },
       'ingress listening',
     );
   });
@@ -88,12 +123,10 @@ function serve(): void {
 
   onShutdownSignals(log, async (signal) => {
     log.info(
-      { signal, grace_ms: config.shutdownGraceMs },
+      { signal, grace_ms: config.SHUTDOWN_GRACE_MS },
       'stopping: answering requests in flight',
     );
-    await closeServer(server, config.shutdownGraceMs, log);
-    await queue.close().catch(() => undefined);
-    redis.disconnect();
-    rulesSubscriber.disconnect();
+    await closeServer(server, config.SHUTDOWN_GRACE_MS, log);
+    await closeClients();
   });
 }

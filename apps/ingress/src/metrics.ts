@@ -10,7 +10,9 @@ export class IngressMetrics {
     this.registry = registry;
     this.received = new Counter({
       name: 'webhooks_received_total',
-      help: 'Webhook requests by event type and outcome (accepted, duplicate, or the error code)',
+      help:
+        'Webhook requests by event type and outcome: accepted, duplicate, unconfirmed (503: not ' +
+        'confirmed in time, may have been enqueued, the sender retries), or the code it was refused with',
       labelNames: ['event_type', 'outcome'],
       registers: [registry],
     });

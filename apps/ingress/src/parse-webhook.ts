@@ -1,11 +1,16 @@
-import { canonicalJson, verifyEvent, withoutSignature } from '@pw/shared';
+import { canonicalJson, isWellFormed, verifyEvent, withoutSignature } from '@pw/shared';
 import type { EventDefinition } from '@pw/shared';
 import type { z } from 'zod';
-import { RequestRejected } from './error-response.js';
+import { RequestRejectedError } from './error-response.js';
+import { JSON_SHAPE_LIMITS, screenJson } from './screen-json.js';
 
 export interface ParseSettings {
   webhookSecrets: readonly string[];
   signatureMode: 'required' | 'off';
+  /** How far `timestamp` may lie ahead of this clock (`MAX_CLOCK_SKEW_SECONDS`). */
+  maxClockSkewSeconds: number;
+  /** How far back `timestamp` may lie (`DEDUP_WINDOW_SECONDS`). */
+  dedupWindowSeconds: number;
 }
 
 export interface ParsedWebhook {
@@ -26,37 +31,111 @@ function validationDetails(error: z.ZodError) {
 }
 
 /**
- * The checks after the body is read, in the contract's order: JSON syntax (400), an object
- * (422), signature (401), schema (422). Throws a RequestRejected at the first that fails.
+ * What JSON.parse accepts but no canonical form has (RFC 8785): a number that overflowed to
+ * Infinity, a lone surrogate in a string or a key. Found by one walk over a value whose size and
+ * depth the screen has already bounded.
+ */
+function unserialisable(value: unknown): string | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : 'a number overflows';
+  if (typeof value === 'string') return isWellFormed(value) ? undefined : 'a lone surrogate';
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [key, member] of Object.entries(value)) {
+    if (!isWellFormed(key)) return 'a lone surrogate in a key';
+    const problem = unserialisable(member);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
+/** The body as JSON: 413 past the shape limits (before parsing), 400 when it is not JSON. */
+function readJson(body: Buffer): unknown {
+  const shape = screenJson(body);
+  if (!shape.ok) {
+    throw new RequestRejectedError(
+      'payload_too_large',
+      shape.reason === 'values'
+        ? `The body has more than ${JSON_SHAPE_LIMITS.maxValues} JSON values`
+        : `The body is nested deeper than ${JSON_SHAPE_LIMITS.maxDepth} levels`,
+    );
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch (error) {
+    throw new RequestRejectedError(
+      'invalid_json',
+      `The body is not valid JSON: ${(error as Error).message}`,
+    );
+  }
+  const problem = unserialisable(value);
+  if (problem) {
+    throw new RequestRejectedError(
+      'invalid_json',
+      `The body has no canonical JSON form: ${problem}`,
+    );
+  }
+  return value;
+}
+
+/** 422 `timestamp_out_of_range` unless `timestamp` lies within the freshness window. */
+function checkFreshness(timestamp: string, settings: ParseSettings, now: number): void {
+  const time = Date.parse(timestamp);
+  const ahead = time - now;
+  if (ahead > settings.maxClockSkewSeconds * 1000) {
+    throw new RequestRejectedError(
+      'timestamp_out_of_range',
+      `The event's timestamp is more than ${settings.maxClockSkewSeconds} s ahead of the receiver's clock`,
+      [
+        {
+          path: 'timestamp',
+          message: `must not be later than ${new Date(now + settings.maxClockSkewSeconds * 1000).toISOString()}`,
+        },
+      ],
+    );
+  }
+  if (-ahead > settings.dedupWindowSeconds * 1000) {
+    throw new RequestRejectedError(
+      'timestamp_out_of_range',
+      `The event's timestamp is older than the ${settings.dedupWindowSeconds} s deduplication window`,
+      [
+        {
+          path: 'timestamp',
+          message: `must not be earlier than ${new Date(now - settings.dedupWindowSeconds * 1000).toISOString()}`,
+        },
+      ],
+    );
+  }
+}
+
+/**
+ * The checks after the body is read, in the contract's order: shape limits (413), JSON syntax
+ * (400), an object (422), signature (401), schema (422), freshness (422). Throws a
+ * RequestRejectedError at the first that fails. Until the signature is verified, the work done is
+ * bounded by the shape limits and is about one pass over the bytes per step.
  */
 export function parseWebhook(
   body: Buffer,
   definition: EventDefinition,
   settings: ParseSettings,
+  now = Date.now(),
 ): ParsedWebhook {
-  let value: unknown;
-  try {
-    value = JSON.parse(body.toString('utf8'));
-  } catch (error) {
-    throw new RequestRejected(
-      'invalid_json',
-      `The body is not valid JSON: ${(error as Error).message}`,
-    );
-  }
+  const value = readJson(body);
   if (!isObject(value)) {
-    throw new RequestRejected(
+    throw new RequestRejectedError(
       'validation_failed',
       `The body must be a JSON object, not ${describe(value)}`,
       [{ path: '', message: 'expected a JSON object' }],
     );
   }
+  // Computed once, when first needed: by the signature check, else for deduplication.
   const event = withoutSignature(value);
-  const canonical = canonicalJson(event);
+  let canonical: string | undefined;
+  const canonicalOf = () => (canonical ??= canonicalJson(event));
   if (
     settings.signatureMode === 'required' &&
-    !verifyEvent(value, settings.webhookSecrets, canonical)
+    !verifyEvent(value, settings.webhookSecrets, canonicalOf)
   ) {
-    throw new RequestRejected(
+    throw new RequestRejectedError(
       'invalid_signature',
       typeof value.signature === 'string'
         ? 'The signature does not match the event under any configured secret'
@@ -69,11 +148,16 @@ export function parseWebhook(
       : value,
   );
   if (!checked.success) {
-    throw new RequestRejected(
+    throw new RequestRejectedError(
       'validation_failed',
       `The ${definition.type} event is not valid`,
       validationDetails(checked.error),
     );
   }
-  return { event, canonical, entityId: String(value[definition.entityIdField]) };
+  checkFreshness(value.timestamp as string, settings, now);
+  return {
+    event,
+    canonical: canonicalOf(),
+    entityId: String(value[definition.entityIdField]),
+  };
 }

@@ -2,12 +2,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Job } from 'bullmq';
 import type { Queue } from 'bullmq';
 import { RetryableError, webhookJobOptions } from '@pw/shared';
-import type { Acknowledgement, ActionName, WebhookJobData } from '@pw/shared';
+import type { Acknowledgement, ActionName, ErrorCode, EventType, WebhookJobData } from '@pw/shared';
 
 export interface IntakeSettings {
   queuePrefix: string;
   /** How long a delivered event is remembered (`DEDUP_WINDOW_SECONDS`). */
   dedupWindowSeconds: number;
+  /** How far ahead an event's `timestamp` may be (`MAX_CLOCK_SKEW_SECONDS`). */
+  maxClockSkewSeconds: number;
   /** How long finished jobs are kept (`RECORD_TTL_SECONDS`). */
   recordTtlSeconds: number;
   /** The most webhooks sent to Redis in one pipeline. @defaultValue 256 */
@@ -21,7 +23,7 @@ export interface AcceptedWebhook {
 }
 
 export interface IncomingWebhook {
-  eventType: string;
+  eventType: EventType;
   entityId: string;
   /** The event without `signature`, in the order received. */
   event: Record<string, unknown>;
@@ -60,11 +62,14 @@ const ackOf = (data: WebhookJobData): Acknowledgement => ({
   received: true,
   processed_at: data.received_at,
   webhook_id: data.webhook_id,
-  actions_triggered: data.actions as ActionName[],
+  actions_triggered: data.actions,
 });
 
+/** The queue did not take the webhook: the sender is answered 503 `unavailable` and retries. */
 const unavailable = (cause?: unknown) =>
-  new RetryableError('unavailable', 'the queue did not accept the webhook', { cause });
+  new RetryableError('unavailable' satisfies ErrorCode, 'the queue did not accept the webhook', {
+    cause,
+  });
 
 /**
  * Deduplicates and durably enqueues accepted webhooks in one Redis script per webhook: BullMQ's
@@ -79,10 +84,21 @@ export class WebhookIntake {
   private pending: Pending[] = [];
   private flushScheduled = false;
 
+  /**
+   * How long the deduplication key (and the first job, whose data holds the first ack) is kept:
+   * as long as the event can still be accepted. An event dated up to MAX_CLOCK_SKEW_SECONDS ahead
+   * stays acceptable for DEDUP_WINDOW_SECONDS after that date, so a captured signed event can
+   * never run twice, however late it is replayed. A minute more covers clocks of several ingress
+   * hosts that differ a little (the window is judged on the host's clock, the key expires on Redis's).
+   */
+  private readonly dedupSeconds: number;
+
   constructor(
     private readonly queue: Queue<WebhookJobData>,
     private readonly settings: IntakeSettings,
-  ) {}
+  ) {
+    this.dedupSeconds = settings.dedupWindowSeconds + settings.maxClockSkewSeconds + 60;
+  }
 
   accept(incoming: IncomingWebhook, now = new Date()): Promise<AcceptedWebhook> {
     const digest = createHash('sha256').update(incoming.canonical).digest('hex');
@@ -105,8 +121,11 @@ export class WebhookIntake {
       incoming.eventType,
       data,
       {
-        ...webhookJobOptions(ack.webhook_id, this.settings),
-        deduplication: { id: digest, ttl: this.settings.dedupWindowSeconds * 1000 },
+        ...webhookJobOptions(ack.webhook_id, {
+          recordTtlSeconds: this.settings.recordTtlSeconds,
+          dedupWindowSeconds: this.dedupSeconds,
+        }),
+        deduplication: { id: digest, ttl: this.dedupSeconds * 1000 },
       },
       ack.webhook_id,
     );

@@ -2,8 +2,8 @@ import express from 'express';
 import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { EVENT_REGISTRY, PwError, selectActions } from '@pw/shared';
-import type { EventDefinition, Logger, RoutingRule } from '@pw/shared';
-import { RequestRejected, sendError } from './error-response.js';
+import type { ErrorCode, EventDefinition, Logger, RoutingRule } from '@pw/shared';
+import { RequestRejectedError, sendError } from './error-response.js';
 import type { IngressMetrics } from './metrics.js';
 import { parseWebhook } from './parse-webhook.js';
 import type { ParseSettings } from './parse-webhook.js';
@@ -28,6 +28,8 @@ export interface WebhookRouteDeps {
   log: Logger;
   metrics: IngressMetrics;
   settings: WebhookRouteSettings;
+  /** The receiver's clock, for the freshness window. @defaultValue Date.now */
+  now?: () => number;
 }
 
 /** 415 unless the body is declared `application/json` (UTF-8, the only charset JSON allows). */
@@ -36,7 +38,7 @@ const requireJson: RequestHandler = (req, res, next) => {
   if (!req.is('application/json') || (charset && !/^utf-?8$/i.test(charset))) {
     sendError(
       res,
-      new RequestRejected('unsupported_media_type', 'Content-Type must be application/json'),
+      new RequestRejectedError('unsupported_media_type', 'Content-Type must be application/json'),
     );
     return;
   }
@@ -47,11 +49,17 @@ const requireJson: RequestHandler = (req, res, next) => {
 function bodyErrors(error: unknown, _req: Request, res: Response, next: NextFunction): void {
   const type = (error as { type?: string }).type;
   if (type === 'entity.too.large') {
-    sendError(res, new RequestRejected('payload_too_large', 'The body is larger than the limit'));
+    sendError(
+      res,
+      new RequestRejectedError('payload_too_large', 'The body is larger than the limit'),
+    );
   } else if (type === 'encoding.unsupported') {
-    sendError(res, new RequestRejected('unsupported_media_type', 'Unsupported Content-Encoding'));
+    sendError(
+      res,
+      new RequestRejectedError('unsupported_media_type', 'Unsupported Content-Encoding'),
+    );
   } else if (type !== undefined && (error as { status?: number }).status! < 500) {
-    sendError(res, new RequestRejected('invalid_json', 'The body could not be read'));
+    sendError(res, new RequestRejectedError('invalid_json', 'The body could not be read'));
   } else {
     next(error);
   }
@@ -74,7 +82,8 @@ function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new PwError('unavailable', `no answer from Redis in ${ms} ms`)),
+      () =>
+        reject(new PwError('unavailable' satisfies ErrorCode, `no answer from Redis in ${ms} ms`)),
       ms,
     );
   });
@@ -84,12 +93,13 @@ function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
 function receive(definition: EventDefinition, deps: WebhookRouteDeps): RequestHandler {
   const { intake, rules, log, settings } = deps;
   const timeoutMs = settings.enqueueTimeoutMs ?? 3000;
+  const now = deps.now ?? Date.now;
   return async (req, res) => {
     let parsed;
     try {
-      parsed = parseWebhook(req.body as Buffer, definition, settings);
+      parsed = parseWebhook(req.body as Buffer, definition, settings, now());
     } catch (error) {
-      if (!(error instanceof RequestRejected)) throw error;
+      if (!(error instanceof RequestRejectedError)) throw error;
       log.info({ event_type: definition.type, code: error.code }, 'webhook rejected');
       sendError(res, error);
       return;
@@ -112,10 +122,16 @@ function receive(definition: EventDefinition, deps: WebhookRouteDeps): RequestHa
       );
       res.status(200).json(ack);
     } catch (error) {
-      log.error({ err: error, event_type: definition.type }, 'webhook not enqueued: answering 503');
+      log.error(
+        { err: error, event_type: definition.type },
+        'webhook not confirmed by Redis in time: answering 503 (it may still have been enqueued)',
+      );
       sendError(
         res,
-        new RequestRejected('unavailable', 'The queue cannot accept the webhook now; retry later'),
+        new RequestRejectedError(
+          'unavailable',
+          'The queue did not confirm the webhook in time; it may or may not have been enqueued: retry it (a retry of one that got in is answered as a repeat)',
+        ),
       );
     }
   };
@@ -137,7 +153,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Router {
             handler: (_req, res) =>
               sendError(
                 res,
-                new RequestRejected('rate_limited', 'Too many requests from this sender'),
+                new RequestRejectedError('rate_limited', 'Too many requests from this sender'),
               ),
           }),
         ]
@@ -155,7 +171,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Router {
     );
     router.all(definition.path, (_req, res) => {
       res.setHeader('Allow', 'POST');
-      sendError(res, new RequestRejected('method_not_allowed', 'Use POST'));
+      sendError(res, new RequestRejectedError('method_not_allowed', 'Use POST'));
     });
   }
   return router;

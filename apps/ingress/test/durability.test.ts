@@ -66,4 +66,30 @@ describe('when Redis goes away', () => {
     expect((await post(event)).body).toEqual(ack);
     expect(await jobCount(harness)).toBe(before + 1);
   });
+
+  it('a 503 after Redis hung means "not confirmed": the event may be in, and its retry is answered as a repeat', async () => {
+    const event = signedEvent('quote');
+    const before = await jobCount(harness);
+    redis.freeze();
+    const unconfirmed = await post(event);
+    expect(unconfirmed.status).toBe(503);
+    expect(errorBodySchema.parse(unconfirmed.body).error.code).toBe('unavailable');
+    redis.thaw();
+    // The ingress's own connection answers in order: once this PING is back, the pipeline the
+    // frozen Redis had already received has been applied.
+    await harness.redis.ping();
+    expect(await jobCount(harness)).toBe(before + 1);
+
+    const retry = await post(event);
+    expect(retry.status).toBe(200);
+    const ack = acknowledgementSchema.parse(retry.body);
+    expect(await harness.queue.getJob(ack.webhook_id)).toBeDefined();
+    expect(await jobCount(harness)).toBe(before + 1);
+    expect((await post(event)).body).toEqual(ack);
+    // Counted as unconfirmed, not as a refusal.
+    const counted = await harness.metrics.received.get();
+    const outcomes = counted.values.map((value) => value.labels.outcome);
+    expect(outcomes).toContain('unconfirmed');
+    expect(outcomes).not.toContain('unavailable');
+  });
 });

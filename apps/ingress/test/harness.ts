@@ -31,6 +31,8 @@ export interface HarnessOptions {
   redisUrl?: string;
   settings?: Partial<WebhookRouteSettings>;
   rules?: readonly RoutingRule[];
+  /** The ingress's clock. @defaultValue Date.now */
+  now?: () => number;
 }
 
 /** The real ingress app on a queue prefix of its own, backed by a real Redis. */
@@ -54,14 +56,18 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     signatureMode: 'required',
     maxBodyBytes: 262_144,
     rateLimitPerSecond: 0,
+    maxClockSkewSeconds: 300,
+    dedupWindowSeconds: 604_800,
     ...options.settings,
   };
   const app = createApp({
     intake: new WebhookIntake(queue, {
       queuePrefix: prefix,
-      dedupWindowSeconds: 604_800,
+      dedupWindowSeconds: settings.dedupWindowSeconds,
+      maxClockSkewSeconds: settings.maxClockSkewSeconds,
       recordTtlSeconds: 604_800,
     }),
+    now: options.now,
     rules: { current: () => options.rules ?? DEFAULT_RULES },
     redis,
     log: createLogger({ name: 'ingress-test', level: 'silent' }),

@@ -33,9 +33,14 @@ const servedDocument = z.object({
 });
 
 let harness: Harness;
+/** The ingress's clock: set to each example's own time, so its fixed timestamp is fresh. */
+const clock = { ms: Date.now() };
 beforeAll(async () => {
   // The examples are signed with the development secret, which a dev ingress verifies with.
-  harness = await startHarness({ settings: { webhookSecrets: [DEV_WEBHOOK_SECRET] } });
+  harness = await startHarness({
+    settings: { webhookSecrets: [DEV_WEBHOOK_SECRET] },
+    now: () => clock.ms,
+  });
 });
 afterAll(async () => {
   await harness.close();
@@ -60,6 +65,7 @@ describe('GET /openapi.json', () => {
       const requests = operation!.requestBody.content['application/json'].examples;
       const answers = operation!.responses['200'].content['application/json'].examples;
       for (const [name, { value: event }] of Object.entries(requests)) {
+        clock.ms = Date.parse(String(event.timestamp)) + 60_000;
         const response = await post(definition.path, event);
         expect(response.status, `${definition.path} ${name}`).toBe(200);
         const ack = acknowledgementSchema.parse(response.body);
@@ -83,4 +89,15 @@ describe('GET /openapi.json', () => {
     }
     expect(await jobCount(harness)).toBe(before);
   });
+});
+
+it('an example posted once its timestamp has left the freshness window is refused with 422 timestamp_out_of_range', async () => {
+  const served = servedDocument.parse((await request(harness.app).get('/openapi.json')).body);
+  const definition = Object.values(EVENT_REGISTRY)[0]!;
+  const requests = served.paths[definition.path]!.post!.requestBody.content['application/json'];
+  const [event] = Object.values(requests.examples).map((example) => example.value);
+  clock.ms = Date.parse(String(event!.timestamp)) + 8 * 86_400_000;
+  const response = await post(definition.path, event);
+  expect(response.status).toBe(422);
+  expect(errorBodySchema.parse(response.body).error.code).toBe('timestamp_out_of_range');
 });

@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acknowledgementSchema, QUEUE_NAMES } from '@pw/shared';
@@ -84,6 +86,33 @@ describe('the ingress process, as `npm start` runs it', () => {
     expect(ingress.output).not.toMatch(/sha256=[0-9a-f]{64}/);
   });
 
+  it('closes a connection that trickles its headers after 10 s, and one that trickles its body after 30 s', async () => {
+    const trickle = async (head: string, drip: string) => {
+      const socket = connect(port, '127.0.0.1');
+      await once(socket, 'connect');
+      socket.write(head);
+      let answer = '';
+      socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+      // One byte a second: never done, never idle long enough for an idle time-out.
+      const dripping = setInterval(() => socket.write(drip), 1000);
+      const started = Date.now();
+      await once(socket, 'close');
+      clearInterval(dripping);
+      return { seconds: (Date.now() - started) / 1000, answer };
+    };
+    const [headers, body] = await Promise.all([
+      trickle('POST /webhooks/quote-status HTTP/1.1\r\nHost: x\r\n', 'X'),
+      trickle(
+        'POST /webhooks/quote-status HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{',
+        ' ',
+      ),
+    ]);
+    expect(headers.answer).toMatch(/^HTTP\/1\.1 408/);
+    expect(headers.seconds).toBeLessThan(20);
+    expect(body.answer).toMatch(/^HTTP\/1\.1 408/);
+    expect(body.seconds).toBeLessThan(40);
+  }, 60_000);
+
   it('stops on SIGTERM with exit code 0', async () => {
     expect(await ingress.stop('SIGTERM')).toBe(0);
     expect(ingress.output).toContain('stopped');
@@ -100,6 +129,18 @@ describe('the ingress process, as `npm start` runs it', () => {
     expect(bad.output).toContain('WEBHOOK_SECRETS');
     expect(bad.output).toContain('INGRESS_PORT');
     expect(bad.output.trim().split('\n')[0]).toBe('ingress: Invalid configuration:');
+  });
+
+  it('refuses to start in production (however NODE_ENV is spelt) with the development secret or a short one, without printing it', async () => {
+    const bad = ChildRun.tsx('apps/ingress/src/main.ts', {
+      ...env(),
+      NODE_ENV: 'Production',
+      WEBHOOK_SECRETS: 'dev-secret,short-secret-a',
+    });
+    expect(await bad.exited).toBe(1);
+    expect(bad.output).toContain('the public development secret');
+    expect(bad.output).toContain('14 bytes long; production needs at least 32');
+    expect(bad.output).not.toContain('short-secret-a');
   });
 });
 

@@ -1,0 +1,78 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { acknowledgementSchema, errorBodySchema } from '@pw/shared';
+import { signedEvent } from '@pw/test-utils';
+import { jobCount, postJson, startHarness } from './harness.js';
+import type { Harness } from './harness.js';
+
+const path = '/webhooks/contract-status';
+const SKEW_S = 300;
+const WINDOW_S = 604_800;
+let harness: Harness | undefined;
+
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+/** An ingress whose clock reads `now` (ms), so a test can move time without waiting. */
+async function ingressAt(now: { ms: number }) {
+  harness = await startHarness({ now: () => now.ms });
+  return harness;
+}
+
+const at = (ms: number) => signedEvent('contract', { now: new Date(ms) });
+
+describe('the freshness window on timestamp', () => {
+  it('refuses an event dated far in the future (2999) with 422 timestamp_out_of_range, enqueuing nothing', async () => {
+    const ingress = await ingressAt({ ms: Date.now() });
+    const response = await postJson(ingress.app, path, at(Date.parse('2999-01-01T00:00:00Z')));
+    expect(response.status).toBe(422);
+    const body = errorBodySchema.parse(response.body);
+    expect(body.error.code).toBe('timestamp_out_of_range');
+    expect(body.error.details[0]?.path).toBe('timestamp');
+    expect(await jobCount(ingress)).toBe(0);
+  });
+
+  it('refuses an ancient event (2001) the same way', async () => {
+    const ingress = await ingressAt({ ms: Date.now() });
+    const response = await postJson(ingress.app, path, at(Date.parse('2001-01-01T00:00:00Z')));
+    expect(response.status).toBe(422);
+    expect(errorBodySchema.parse(response.body).error.code).toBe('timestamp_out_of_range');
+    expect(await jobCount(ingress)).toBe(0);
+  });
+
+  it('accepts up to MAX_CLOCK_SKEW_SECONDS ahead and DEDUP_WINDOW_SECONDS back, and not a second more', async () => {
+    const now = Date.parse('2026-11-23T12:00:00.000Z');
+    const ingress = await ingressAt({ ms: now });
+    expect((await postJson(ingress.app, path, at(now + SKEW_S * 1000))).status).toBe(200);
+    expect((await postJson(ingress.app, path, at(now - WINDOW_S * 1000))).status).toBe(200);
+    expect((await postJson(ingress.app, path, at(now + SKEW_S * 1000 + 1000))).status).toBe(422);
+    expect((await postJson(ingress.app, path, at(now - WINDOW_S * 1000 - 1000))).status).toBe(422);
+    expect(await jobCount(ingress)).toBe(2);
+  });
+
+  it('a captured signed event replayed as late as it is still acceptable is answered as a repeat, never run again', async () => {
+    // The worst case: dated the whole skew ahead, so acceptable until skew + window from now.
+    const clock = { ms: Date.parse('2026-11-23T12:00:00.000Z') };
+    const ingress = await ingressAt(clock);
+    const event = at(clock.ms + SKEW_S * 1000);
+    const first = acknowledgementSchema.parse((await postJson(ingress.app, path, event)).body);
+
+    // The deduplication key outlives the time the event can still be accepted.
+    const dedupKeys = await ingress.inspect.keys(`${ingress.prefix}:webhooks:de:*`);
+    expect(dedupKeys).toHaveLength(1);
+    const ttlMs = await ingress.inspect.pttl(dedupKeys[0]!);
+    expect(ttlMs).toBeGreaterThan((WINDOW_S + SKEW_S - 60) * 1000);
+
+    // Just before the event leaves the window, a replay is still a repeat.
+    clock.ms += (SKEW_S + WINDOW_S - 1) * 1000;
+    const replay = await postJson(ingress.app, path, event);
+    expect(replay.status).toBe(200);
+    expect(replay.body).toEqual(first);
+    // After that the event is refused outright.
+    clock.ms += 2000;
+    const late = await postJson(ingress.app, path, event);
+    expect(late.status).toBe(422);
+    expect(await jobCount(ingress)).toBe(1);
+  });
+});
