@@ -1,12 +1,6 @@
 import type { JobsOptions } from 'bullmq';
 import { actionJobId } from '@pw/shared';
-import type {
-  ActionJobData,
-  ActionName,
-  ActionsConfig,
-  BackoffPolicy,
-  WebhookJobData,
-} from '@pw/shared';
+import type { ActionJobData, ActionsConfig, BackoffPolicy, WebhookJobData } from '@pw/shared';
 
 export interface RetryDefaults {
   attempts: number;
@@ -24,9 +18,7 @@ export function actionJobs(
   defaults: RetryDefaults,
 ): { name: string; data: ActionJobData; opts: JobsOptions }[] {
   return webhook.actions
-    .filter(
-      (action): action is ActionName => config.actions[action as ActionName]?.enabled !== false,
-    )
+    .filter((action) => config.actions[action]?.enabled !== false)
     .map((action) => {
       const settings = config.actions[action];
       return {

@@ -1,4 +1,4 @@
-import { keys } from '@pw/shared';
+import { keys, withCommand } from '@pw/shared';
 import type { ActionSettings, RedisClient } from '@pw/shared';
 
 /**
@@ -66,10 +66,10 @@ export class ActionLimits {
     /** How long a slot is held at most if its worker dies without giving it back. */
     private readonly leaseMs: number,
   ) {
-    if (!('pwAcquireSlot' in redis)) {
-      redis.defineCommand('pwAcquireSlot', { numberOfKeys: 2, lua: ACQUIRE_LUA });
-    }
-    this.redis = redis as RedisClient & LimitCommands;
+    this.redis = withCommand<LimitCommands>(redis, 'pwAcquireSlot', {
+      numberOfKeys: 2,
+      lua: ACQUIRE_LUA,
+    });
   }
 
   static applies(settings: ActionSettings | undefined): boolean {

@@ -1,6 +1,10 @@
+import type { MinimalJob } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { retryDelay } from './backoff.js';
-import { retryAfterMs } from './partner-api.js';
+import { RetryableError } from '@pw/shared';
+import type { ActionJobData } from '@pw/shared';
+import { BACKOFF_TYPE } from './action-jobs.js';
+import { actionBackoff, retryDelay } from './backoff.js';
+import { httpErrorCode, MAX_RETRY_AFTER_MS, retryAfterMs } from './partner-api.js';
 
 describe('retry delays', () => {
   it('fixed: the same delay every time', () => {
@@ -29,5 +33,27 @@ describe('retry delays', () => {
     ).toBe(10_000);
     expect(retryAfterMs(null)).toBeUndefined();
     expect(retryAfterMs('soon')).toBeUndefined();
+  });
+
+  it('honours Retry-After up to one hour: a longer one, in seconds or as a date, counts as one hour', () => {
+    expect(MAX_RETRY_AFTER_MS).toBe(3_600_000);
+    expect(retryAfterMs('3600')).toBe(3_600_000);
+    expect(retryAfterMs('3601')).toBe(3_600_000);
+    expect(retryAfterMs('999999999')).toBe(3_600_000);
+    const now = Date.parse('Wed, 21 Oct 2026 07:28:00 GMT');
+    expect(retryAfterMs('Wed, 21 Oct 2026 08:28:00 GMT', now)).toBe(3_600_000);
+    expect(retryAfterMs('Fri, 31 Dec 9999 23:59:59 GMT', now)).toBe(3_600_000);
+    expect(retryAfterMs('Wed, 21 Oct 2026 07:00:00 GMT', now)).toBe(0);
+    expect(retryAfterMs('-5')).toBe(0);
+  });
+
+  it("takes the Retry-After from the failed try's RetryableError itself, not from its cause", () => {
+    const job = {
+      data: { backoff: { type: 'fixed', delay_ms: 100 } },
+    } as MinimalJob<ActionJobData>;
+    const asked = new RetryableError(httpErrorCode(503), 'answered 503', { retryAfterMs: 5000 });
+    expect(actionBackoff(1, BACKOFF_TYPE, asked, job)).toBe(5000);
+    expect(actionBackoff(1, BACKOFF_TYPE, new Error('wrapped', { cause: asked }), job)).toBe(100);
+    expect(actionBackoff(1, BACKOFF_TYPE, new RetryableError('x', 'no header'), job)).toBe(100);
   });
 });

@@ -1,4 +1,7 @@
-import type { BackoffPolicy } from '@pw/shared';
+import type { MinimalJob } from 'bullmq';
+import { RetryableError } from '@pw/shared';
+import type { ActionJobData, BackoffPolicy } from '@pw/shared';
+import { BACKOFF_TYPE } from './action-jobs.js';
 
 /**
  * The delay before retry number `attemptsMade`: fixed, or exponential with jitter (between half
@@ -15,4 +18,19 @@ export function retryDelay(
       ? policy.delay_ms
       : Math.round(policy.delay_ms * 2 ** Math.max(0, attemptsMade - 1) * (0.5 + random() / 2));
   return Math.max(base, retryAfterMs ?? 0);
+}
+
+/**
+ * The backoff strategy of action jobs: the job's own policy, at least the `Retry-After` the
+ * failed try's `RetryableError` carries (the action processor throws one for every retry).
+ */
+export function actionBackoff(
+  attemptsMade: number,
+  type: string | undefined,
+  error: Error | undefined,
+  job: MinimalJob<ActionJobData> | undefined,
+): number {
+  if (type !== BACKOFF_TYPE || !job) return 0;
+  const retryAfter = error instanceof RetryableError ? error.retryAfterMs : undefined;
+  return retryDelay(attemptsMade, job.data.backoff, retryAfter);
 }

@@ -68,7 +68,7 @@ markets:
       default_rate: 0.04,
       rates_by_market: { ASIA: 0.06 },
     });
-    expect(config.targets.byMarket.asia).toEqual({
+    expect(config.targets.byMarket.get('asia')).toEqual({
       baseUrl: 'https://asia.partner.example',
       credentials: {
         authUrl: base.AUTH_URL,
@@ -119,5 +119,34 @@ markets:
     expect(problems).toEqual([
       'AUTH_URL: must be https:// in production (plain http only for loopback addresses)',
     ]);
+  });
+
+  it("in production, a market's auth_url and api_base_url must be https too (loopback aside), whatever the case of NODE_ENV", () => {
+    const path = file(
+      'markets.json',
+      JSON.stringify({
+        markets: {
+          EU: {
+            realm: 'eu',
+            client_id: 'pw-eu',
+            client_secret_env: 'EU_SECRET',
+            auth_url: 'http://sso.eu.example',
+            api_base_url: 'http://api.eu.example',
+          },
+          LOCAL: {
+            realm: 'local',
+            client_id: 'pw-local',
+            client_secret_env: 'EU_SECRET',
+            auth_url: 'http://127.0.0.1:3010',
+          },
+        },
+      }),
+    );
+    const env = { ...base, ACTIONS_CONFIG: path, EU_SECRET: 'eu-secret' };
+    expect(problemsOf({ ...env, NODE_ENV: 'PRODUCTION' })).toEqual([
+      'ACTIONS_CONFIG markets.EU.auth_url: must be https:// in production (plain http only for loopback addresses)',
+      'ACTIONS_CONFIG markets.EU.api_base_url: must be https:// in production (plain http only for loopback addresses)',
+    ]);
+    expect(problemsOf(env)).toEqual([]);
   });
 });

@@ -1,18 +1,21 @@
 import { z } from 'zod';
 import {
+  actionsConfigEnv,
   commonEnv,
   envEnum,
   envInt,
-  envOptionalString,
   envPort,
   envString,
   isLoopbackUrl,
   isProduction,
   loadConfig,
   readActionsConfig,
+  recordTtlEnv,
   withCommonChecks,
 } from '@pw/shared';
 import type { ActionsConfig, ClientCredentials } from '@pw/shared';
+import { marketTable } from './market-table.js';
+import type { MarketTable } from './market-table.js';
 
 const SANDBOX_HINT = '(npm start starts a sandbox for it outside production)';
 
@@ -34,27 +37,56 @@ const required = (name: string) =>
     z.string({ error: `is required ${name}` }),
   );
 
-const workerEnv = (production: boolean) =>
-  withCommonChecks(
-    z.object({
-      ...commonEnv,
-      WORKER_CONCURRENCY: envInt(20, { min: 1, max: 1000 }),
-      WORKER_HEALTH_PORT: envPort(3002),
-      WORKER_LOCK_MS: envInt(30_000, { min: 1000 }),
-      AUTH_URL: serviceUrl('identity provider', production),
-      AUTH_REALM: required(SANDBOX_HINT),
-      AUTH_CLIENT_ID: required(SANDBOX_HINT),
-      AUTH_CLIENT_SECRET: required(SANDBOX_HINT),
-      AUTH_SCOPE: envString('openid'),
-      API_BASE_URL: serviceUrl('partner API', production),
-      API_TIMEOUT_MS: envInt(10_000, { min: 100 }),
-      ACTIONS_CONFIG: envOptionalString(),
-      ACTION_ATTEMPTS: envInt(8, { min: 1, max: 100 }),
-      ACTION_BACKOFF: envEnum(['fixed', 'exponential'], 'exponential'),
-      ACTION_BACKOFF_DELAY_MS: envInt(1000),
-      RECORD_TTL_SECONDS: envInt(604_800, { min: 1 }),
-    }),
-  );
+/** The worker's variables, each described: docs/configuration.md is written from them. */
+export const workerVariables = (production: boolean) => ({
+  ...commonEnv,
+  WORKER_CONCURRENCY: envInt(20, { min: 1, max: 1000 }).meta({
+    description: 'jobs at once per queue per worker process',
+  }),
+  WORKER_HEALTH_PORT: envPort(3002).meta({
+    description: "the worker's `/healthz` and `/metrics` port",
+  }),
+  WORKER_LOCK_MS: envInt(30_000, { min: 1000 }).meta({
+    description: "job lock (milliseconds); a dead worker's jobs are taken over once it expires",
+  }),
+  AUTH_URL: serviceUrl('identity provider', production).meta({
+    description: 'identity provider host; `https://` in production unless loopback',
+    default: 'sandbox under `npm start`',
+  }),
+  AUTH_REALM: required(SANDBOX_HINT).meta({
+    description: "the identity provider's realm",
+    default: 'sandbox under `npm start`',
+  }),
+  AUTH_CLIENT_ID: required(SANDBOX_HINT).meta({
+    description: 'client id for the client-credentials grant',
+    default: 'sandbox under `npm start`',
+  }),
+  AUTH_CLIENT_SECRET: required(SANDBOX_HINT).meta({
+    description: 'client secret (never logged)',
+    default: 'sandbox under `npm start`',
+  }),
+  AUTH_SCOPE: envString('openid').meta({ description: 'scope asked for' }),
+  API_BASE_URL: serviceUrl('partner API', production).meta({
+    description: 'partner API base address; `https://` in production unless loopback',
+    default: 'sandbox under `npm start`',
+  }),
+  API_TIMEOUT_MS: envInt(10_000, { min: 100 }).meta({
+    description: 'time-out of one partner-API call (milliseconds)',
+  }),
+  ACTIONS_CONFIG: actionsConfigEnv,
+  ACTION_ATTEMPTS: envInt(8, { min: 1, max: 100 }).meta({
+    description: 'tries per action, the first included',
+  }),
+  ACTION_BACKOFF: envEnum(['fixed', 'exponential'], 'exponential').meta({
+    description: '`exponential` (with jitter) or `fixed`',
+  }),
+  ACTION_BACKOFF_DELAY_MS: envInt(1000).meta({
+    description: 'first retry delay (milliseconds)',
+  }),
+  RECORD_TTL_SECONDS: recordTtlEnv,
+});
+
+const workerEnv = (production: boolean) => withCommonChecks(z.object(workerVariables(production)));
 
 /** Where one event's calls go: the API and the credentials for its token. */
 export interface PartnerTarget {
@@ -65,21 +97,31 @@ export interface PartnerTarget {
 export interface WorkerConfig extends z.output<ReturnType<typeof workerEnv>> {
   actions: ActionsConfig;
   /** The default target, and one per `metadata.market` from `ACTIONS_CONFIG`. */
-  targets: { fallback: PartnerTarget; byMarket: Readonly<Record<string, PartnerTarget>> };
+  targets: { fallback: PartnerTarget; byMarket: MarketTable<PartnerTarget> };
 }
 
 /** The worker settings from the environment and `ACTIONS_CONFIG`, validated once. */
 export function loadWorkerConfig(env: Record<string, string | undefined>): Readonly<WorkerConfig> {
   const actions = readActionsConfig(env.ACTIONS_CONFIG || undefined);
   const problems = [...actions.problems];
+  const production = isProduction(env);
   for (const [market, target] of Object.entries(actions.config.markets)) {
     if (!env[target.client_secret_env]) {
       problems.push(
         `ACTIONS_CONFIG markets.${market}: environment variable ${target.client_secret_env} is not set`,
       );
     }
+    // The same rule as AUTH_URL and API_BASE_URL: a market's token and calls travel over TLS.
+    for (const field of ['auth_url', 'api_base_url'] as const) {
+      const url = target[field];
+      if (production && url && !url.startsWith('https:') && !isLoopbackUrl(url)) {
+        problems.push(
+          `ACTIONS_CONFIG markets.${market}.${field}: must be https:// in production (plain http only for loopback addresses)`,
+        );
+      }
+    }
   }
-  const base = loadConfig(workerEnv(isProduction(env)), env, problems);
+  const base = loadConfig(workerEnv(production), env, problems);
   const fallback: PartnerTarget = {
     baseUrl: base.API_BASE_URL,
     credentials: {
@@ -90,20 +132,22 @@ export function loadWorkerConfig(env: Record<string, string | undefined>): Reado
       scope: base.AUTH_SCOPE,
     },
   };
-  const byMarket = Object.fromEntries(
-    Object.entries(actions.config.markets).map(([market, target]) => [
-      market.toLowerCase(),
-      {
-        baseUrl: target.api_base_url ?? fallback.baseUrl,
-        credentials: {
-          authUrl: target.auth_url ?? fallback.credentials.authUrl,
-          realm: target.realm,
-          clientId: target.client_id,
-          clientSecret: env[target.client_secret_env] ?? '',
-          scope: base.AUTH_SCOPE,
+  const byMarket = marketTable(
+    Object.fromEntries(
+      Object.entries(actions.config.markets).map(([market, target]) => [
+        market,
+        {
+          baseUrl: target.api_base_url ?? fallback.baseUrl,
+          credentials: {
+            authUrl: target.auth_url ?? fallback.credentials.authUrl,
+            realm: target.realm,
+            clientId: target.client_id,
+            clientSecret: env[target.client_secret_env] ?? '',
+            scope: base.AUTH_SCOPE,
+          },
         },
-      },
-    ]),
+      ]),
+    ),
   );
   return Object.freeze({ ...base, actions: actions.config, targets: { fallback, byMarket } });
 }

@@ -1,6 +1,5 @@
-import { DelayedError, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
-import type { Job } from 'bullmq';
-import { duplicateRedis, PermanentError, QUEUE_NAMES, valueAt } from '@pw/shared';
+import { Queue, QueueEvents, Worker } from 'bullmq';
+import { duplicateRedis, QUEUE_NAMES } from '@pw/shared';
 import type {
   ActionJobData,
   ActionsConfig,
@@ -10,23 +9,26 @@ import type {
   WebhookJobData,
 } from '@pw/shared';
 import { ActionLimits } from './action-limits.js';
-import { actionJobs, BACKOFF_TYPE } from './action-jobs.js';
 import type { RetryDefaults } from './action-jobs.js';
-import { boundApi } from './actions/action.js';
-import { ACTIONS } from './actions/registry.js';
-import { retryDelay } from './backoff.js';
-import { EventOrder } from './event-order.js';
+import { processAction } from './action-processor.js';
+import type { ActionProcessorDeps } from './action-processor.js';
+import { actionBackoff } from './backoff.js';
 import type { PartnerTarget } from './config.js';
+import { EventOrder } from './event-order.js';
+import { fanOutWebhook } from './fan-out-processor.js';
+import type { FanOutDeps } from './fan-out-processor.js';
+import type { MarketTable } from './market-table.js';
 import type { WorkerMetrics } from './metrics.js';
-import { CallFailed } from './partner-api.js';
 import type { PartnerApi } from './partner-api.js';
+import { recordStalledFailure } from './stalled-job-recorder.js';
+import type { StalledJobDeps } from './stalled-job-recorder.js';
 
 export interface WorkerDeps {
   connection: RedisClient;
   queuePrefix: string;
   outcomes: OutcomeStore;
   api: PartnerApi;
-  targets: { fallback: PartnerTarget; byMarket: Readonly<Record<string, PartnerTarget>> };
+  targets: { fallback: PartnerTarget; byMarket: MarketTable<PartnerTarget> };
   actionsConfig: ActionsConfig;
   retry: RetryDefaults;
   log: Logger;
@@ -46,179 +48,58 @@ export interface RunningWorker {
   close(force?: boolean): Promise<void>;
 }
 
-const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
-
-/** The worker: fans each webhook out into action jobs, and runs each action against the API. */
-export function createWorker(deps: WorkerDeps): RunningWorker {
-  const { connection, queuePrefix: prefix, outcomes, log, metrics } = deps;
-  const concurrency = deps.concurrency ?? 20;
+/** The options both workers share. */
+function workerOptions(deps: WorkerDeps) {
   const lockDuration = deps.lockMs ?? 30_000;
-  const maxStalledCount = deps.maxStalledCount ?? 3;
-  const workerOptions = {
-    connection,
-    prefix,
-    concurrency,
+  return {
+    connection: deps.connection,
+    prefix: deps.queuePrefix,
+    concurrency: deps.concurrency ?? 20,
     lockDuration,
     stalledInterval: lockDuration,
-    maxStalledCount,
+    maxStalledCount: deps.maxStalledCount ?? 3,
     // Back at work within a second once Redis is reachable again (BullMQ waits 15 s by default).
     runRetryDelay: 1000,
   };
+}
+
+/**
+ * The worker: the fan-out processor on `webhooks` turns each webhook into action jobs, the action
+ * processor on `actions` runs each against the partner API, and a listener records the jobs
+ * BullMQ fails as stalled.
+ */
+export function createWorker(deps: WorkerDeps): RunningWorker {
+  const { connection, queuePrefix: prefix, log } = deps;
+  const options = workerOptions(deps);
   const actionsQueue = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection, prefix });
   const order = new EventOrder(connection, prefix, deps.retry.recordTtlSeconds);
   // A slot of a worker that died is free again once its job could have run its course.
-  const limits = new ActionLimits(connection, prefix, lockDuration + 2 * deps.api.timeoutMs);
-
-  const webhooks = new Worker<WebhookJobData>(
-    QUEUE_NAMES.webhooks,
-    async (job) => {
-      // Actions disabled in ACTIONS_CONFIG since the ingress chose them are left out here too.
-      const jobs = actionJobs(job.data, deps.actionsConfig, deps.retry);
-      const stale = await order.takeIn(job.data.event_type, job.data.entity_id, job.data.event);
-      await outcomes.open({ ...job.data, actions: jobs.map((entry) => entry.data.action) }, stale);
-      await actionsQueue.addBulk(jobs);
-      metrics.webhooks.inc({ event_type: job.data.event_type });
-      log.info(
-        { webhook_id: job.data.webhook_id, job_id: job.id, actions: job.data.actions },
-        'actions queued',
-      );
-    },
-    workerOptions,
+  const limits = new ActionLimits(
+    connection,
+    prefix,
+    options.lockDuration + 2 * deps.api.timeoutMs,
   );
 
-  const targetFor = (event: Record<string, unknown>): PartnerTarget => {
-    const market = valueAt(event, 'metadata.market');
-    return (
-      (typeof market === 'string' && deps.targets.byMarket[market.toLowerCase()]) ||
-      deps.targets.fallback
-    );
-  };
+  const fanOutDeps: FanOutDeps = { ...deps, actionsQueue, order };
+  const webhooks = new Worker<WebhookJobData>(
+    QUEUE_NAMES.webhooks,
+    (job) => fanOutWebhook(job, fanOutDeps),
+    options,
+  );
+  const actionDeps: ActionProcessorDeps = { ...deps, order, limits };
+  const actions = new Worker<ActionJobData>(
+    QUEUE_NAMES.actions,
+    (job, token, signal) => processAction(job, actionDeps, token, signal),
+    { ...options, settings: { backoffStrategy: actionBackoff } },
+  );
 
-  const runAction = async (job: Job<ActionJobData>, token?: string, signal?: AbortSignal) => {
-    const { webhook_id: webhookId, action, event } = job.data;
-    const definition = ACTIONS[action];
-    const settings = deps.actionsConfig.actions[action];
-    const attempt = job.attemptsMade + 1;
-    const actionLog = log.child({ webhook_id: webhookId, action, job_id: job.id, attempt });
-    const entityId = job.data.entity_id;
-    if (
-      (settings?.skip_when_stale ?? definition.changesState) &&
-      entityId !== undefined &&
-      (await order.isStale(job.data.event_type, entityId, event))
-    ) {
-      await outcomes.skipped(webhookId, action, 'stale');
-      metrics.actions.inc({ action, outcome: 'skipped_stale' });
-      actionLog.info('action skipped: a newer event for the same entity came first');
-      return { skipped: 'stale' };
-    }
-    const limited = settings && ActionLimits.applies(settings) ? settings : undefined;
-    if (limited) {
-      // Every time the job came back from waiting for a slot counts as a start without a call.
-      const waits = Math.max(0, job.attemptsStarted - job.attemptsMade - 1);
-      const waitMs = await limits.acquire(action, job.id ?? webhookId, limited, waits);
-      if (waitMs > 0) {
-        metrics.actionsThrottled.inc({ action });
-        await job.moveToDelayed(Date.now() + waitMs, token);
-        throw new DelayedError();
-      }
-    }
-    try {
-      return await callAction(job, attempt, actionLog, signal);
-    } finally {
-      if (limited?.max_concurrent) await limits.release(action, job.id ?? webhookId);
-    }
-  };
-
-  const callAction = async (
-    job: Job<ActionJobData>,
-    attempt: number,
-    actionLog: Logger,
-    signal?: AbortSignal,
-  ) => {
-    const { webhook_id: webhookId, action, event } = job.data;
-    const definition = ACTIONS[action];
-    const settings = deps.actionsConfig.actions[action];
-    await outcomes.started(webhookId, action);
-    const stop = metrics.actionSeconds.startTimer({ action });
-    try {
-      const outcome = await definition.handler(event, {
-        webhookId,
-        action,
-        log: actionLog,
-        api: boundApi(
-          deps.api,
-          targetFor(event),
-          `${webhookId}:${action}`,
-          signal ?? new AbortController().signal,
-        ),
-        call: {
-          method: settings?.method ?? definition.call.method,
-          path: settings?.path ?? definition.call.path,
-        },
-        attempt,
-        signal: signal ?? new AbortController().signal,
-        config: deps.actionsConfig,
-      });
-      stop();
-      await outcomes.settled(webhookId, action, 'completed');
-      metrics.actions.inc({ action, outcome: 'completed' });
-      actionLog.info({ status: outcome.status }, 'action completed');
-      return outcome;
-    } catch (error) {
-      stop();
-      const permanent = error instanceof PermanentError;
-      const final = permanent || attempt >= (job.opts.attempts ?? 1);
-      const state = final ? 'failed' : 'retrying';
-      await outcomes.settled(webhookId, action, state, describe(error));
-      metrics.actions.inc({ action, outcome: state });
-      actionLog.warn({ err: error, final }, final ? 'action failed' : 'action will be retried');
-      // The job keeps the reason, not our stack: operators read it on the board.
-      const recorded = permanent
-        ? new UnrecoverableError(describe(error))
-        : new Error(describe(error), { cause: error });
-      recorded.stack = `${recorded.name}: ${recorded.message}`;
-      throw recorded;
-    }
-  };
-
-  const actions = new Worker<ActionJobData>(QUEUE_NAMES.actions, runAction, {
-    ...workerOptions,
-    settings: {
-      backoffStrategy: (attemptsMade, type, error, job) => {
-        if (type !== BACKOFF_TYPE || !job) return 0;
-        const data = job.data as ActionJobData;
-        return retryDelay(
-          attemptsMade,
-          data.backoff,
-          error?.cause instanceof CallFailed ? error.cause.retryAfterMs : undefined,
-        );
-      },
-    },
-  });
-
-  // A job that stalled too often is failed by BullMQ itself, outside any processor: record it.
   const eventsConnection = duplicateRedis(connection);
   const actionEvents = new QueueEvents(QUEUE_NAMES.actions, {
     connection: eventsConnection,
     prefix,
   });
-  actionEvents.on('failed', ({ jobId, failedReason }) => {
-    if (!/stalled/i.test(failedReason)) return;
-    void actionsQueue
-      .getJob(jobId)
-      .then(async (job) => {
-        if (!job) return;
-        await outcomes.settled(job.data.webhook_id, job.data.action, 'failed', failedReason);
-        metrics.actions.inc({ action: job.data.action, outcome: 'failed' });
-        log.error(
-          { webhook_id: job.data.webhook_id, action: job.data.action, job_id: jobId },
-          failedReason,
-        );
-      })
-      .catch((error: unknown) =>
-        log.error({ err: error, job_id: jobId }, 'cannot record a stalled job'),
-      );
-  });
+  const stalledDeps: StalledJobDeps = { ...deps, actionsQueue };
+  actionEvents.on('failed', (event) => void recordStalledFailure(event, stalledDeps));
 
   for (const worker of [webhooks, actions]) {
     worker.on('error', (error) => log.error({ err: error }, 'worker error'));

@@ -1,4 +1,4 @@
-import { keys } from '@pw/shared';
+import { keys, withCommand } from '@pw/shared';
 import type { RedisClient } from '@pw/shared';
 
 /**
@@ -38,10 +38,10 @@ export class EventOrder {
     /** How long an entity's newest time is remembered (`RECORD_TTL_SECONDS`). */
     private readonly keepSeconds: number,
   ) {
-    if (!('pwTakeIn' in redis)) {
-      redis.defineCommand('pwTakeIn', { numberOfKeys: 1, lua: TAKE_IN_LUA });
-    }
-    this.redis = redis as RedisClient & OrderCommands;
+    this.redis = withCommand<OrderCommands>(redis, 'pwTakeIn', {
+      numberOfKeys: 1,
+      lua: TAKE_IN_LUA,
+    });
   }
 
   /** Notes the event; true when a newer event for the same entity was taken in before it. */

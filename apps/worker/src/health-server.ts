@@ -1,10 +1,10 @@
-import { createServer } from 'node:http';
 import type { Server } from 'node:http';
+import { createHttpServer } from '@pw/shared';
 import type { Registry } from 'prom-client';
 
 /** `/healthz` and `/metrics` on the worker's health port. */
 export function createHealthServer(registry: Registry): Server {
-  return createServer((req, res) => {
+  return createHttpServer((req, res) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');
     if (req.method === 'GET' && req.url === '/healthz') {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');

@@ -69,7 +69,7 @@ health.listen(config.WORKER_HEALTH_PORT, () => {
       concurrency: config.WORKER_CONCURRENCY,
       api: config.API_BASE_URL,
       auth: `${config.AUTH_URL} realm ${config.AUTH_REALM}`,
-      markets: Object.keys(config.targets.byMarket),
+      markets: [...config.targets.byMarket.keys()],
     },
     'worker running',
   );

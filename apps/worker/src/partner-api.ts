@@ -4,18 +4,12 @@ import { PermanentError, RetryableError } from '@pw/shared';
 import type { TokenManager } from '@pw/shared';
 import type { PartnerTarget } from './config.js';
 
-/** A retryable failure that may say how long to wait (`Retry-After`). */
-export class CallFailed extends RetryableError {
-  override name = 'CallFailed';
-  constructor(
-    code: string,
-    message: string,
-    readonly retryAfterMs?: number,
-    options?: { cause?: unknown },
-  ) {
-    super(code, message, options);
-  }
-}
+/** The call did not get an answer: no connection, a reset, a time-out (retryable). */
+export const NETWORK_ERROR = 'network_error';
+
+/** The code of an answer other than 2xx: `http_503` (retryable) or `http_400` (permanent). */
+export type HttpErrorCode = `http_${number}`;
+export const httpErrorCode = (status: number): HttpErrorCode => `http_${status}`;
 
 export interface PartnerCall {
   method: string;
@@ -39,21 +33,31 @@ export interface PartnerApiSettings {
   connections?: number;
 }
 
-/** Seconds or an HTTP date, as `Retry-After` allows; undefined when absent or unreadable. */
+/** The longest `Retry-After` honoured: a partner asking for longer waits one hour. */
+export const MAX_RETRY_AFTER_MS = 3_600_000;
+
+/**
+ * Seconds or an HTTP date, as `Retry-After` allows, at most `MAX_RETRY_AFTER_MS`; undefined when
+ * absent or unreadable.
+ */
 export function retryAfterMs(header: string | null, now = Date.now()): number | undefined {
   if (!header) return undefined;
   const seconds = Number(header);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(header);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+  const wait = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(header) - now;
+  return Number.isNaN(wait) ? undefined : Math.min(MAX_RETRY_AFTER_MS, Math.max(0, wait));
+}
+
+/** The path as a message shows it: a long one (an id-derived path can be huge) cut in the middle. */
+export function shownPath(path: string): string {
+  return path.length > 120 ? `${path.slice(0, 80)}…${path.slice(-40)}` : path;
 }
 
 const RETRYABLE = (status: number) => status === 408 || status === 429 || status >= 500;
 
 /**
- * Calls the partner API with a bearer token: 2xx is done; 408, 429, 5xx and network errors are
- * retryable (honouring `Retry-After`); other 4xx are permanent; a 401 drops the token and tries
- * once more with a new one.
+ * Calls the partner API with a bearer token: 2xx is done; 408, 429, 5xx and network errors throw
+ * a `RetryableError` (with the `Retry-After` delay as `retryAfterMs`); other 4xx throw a
+ * `PermanentError`; a 401 drops the token and tries once more with a new one.
  */
 export class PartnerApi {
   /** undici's request over a keep-alive pool: much less work per call than `fetch`. */
@@ -90,16 +94,14 @@ export class PartnerApi {
         this.settings.tokens.invalidate(target.credentials, token);
         continue;
       }
-      const message = `${call.method} ${call.path} answered ${status}${text ? `: ${text.slice(0, 200)}` : ''}`;
+      const message = `${call.method} ${shownPath(call.path)} answered ${status}${text ? `: ${text.slice(0, 200)}` : ''}`;
       if (RETRYABLE(status)) {
         const retryAfter = response.headers['retry-after'];
-        throw new CallFailed(
-          `http_${status}`,
-          message,
-          retryAfterMs(typeof retryAfter === 'string' ? retryAfter : null),
-        );
+        throw new RetryableError(httpErrorCode(status), message, {
+          retryAfterMs: retryAfterMs(typeof retryAfter === 'string' ? retryAfter : null),
+        });
       }
-      throw new PermanentError(`http_${status}`, message);
+      throw new PermanentError(httpErrorCode(status), message);
     }
   }
 
@@ -129,10 +131,9 @@ export class PartnerApi {
             ? error.cause.message
             : error.message
           : String(error);
-      throw new CallFailed(
-        'network_error',
-        `${call.method} ${call.path} failed: ${reason}`,
-        undefined,
+      throw new RetryableError(
+        NETWORK_ERROR,
+        `${call.method} ${shownPath(call.path)} failed: ${reason}`,
         { cause: error },
       );
     }

@@ -11,6 +11,7 @@ import type { ActionsConfig, BackoffPolicy, WebhookJobData, WebhookOutcome } fro
 import { startSandbox } from '@pw/sandbox';
 import { deleteKeys, testRedisUrl, uniquePrefix } from '@pw/test-utils';
 import type { PartnerTarget } from '../src/config.js';
+import { marketTable } from '../src/market-table.js';
 import { createWorker } from '../src/create-worker.js';
 import type { RunningWorker } from '../src/create-worker.js';
 import { WorkerMetrics } from '../src/metrics.js';
@@ -45,6 +46,7 @@ export interface WorkerHarnessOptions {
   backoff?: BackoffPolicy;
   tokenTtlSeconds?: number;
   sandbox?: Sandbox;
+  /** A target per `metadata.market`, as `ACTIONS_CONFIG` markets would give. */
   byMarket?: Record<string, PartnerTarget>;
 }
 
@@ -85,7 +87,7 @@ export async function startWorkerHarness(
     queuePrefix: prefix,
     outcomes,
     api,
-    targets: { fallback, byMarket: options.byMarket ?? {} },
+    targets: { fallback, byMarket: marketTable(options.byMarket ?? {}) },
     actionsConfig: options.actionsConfig ?? DEFAULT_ACTIONS_CONFIG,
     retry: {
       attempts: options.attempts ?? 4,

@@ -1,7 +1,9 @@
 import { PermanentError, valueAt } from '@pw/shared';
 import type { ActionsConfig } from '@pw/shared';
+import { forMarket, marketTable } from '../market-table.js';
+import { MISSING_FIELD } from './expand-path.js';
 import { callPartnerApi } from './action.js';
-import type { ActionDefinition } from './action.js';
+import type { ActionHandler } from './action.js';
 
 export interface Commission {
   amount: number;
@@ -16,20 +18,10 @@ export function computeCommission(
 ): Commission {
   const value = valueAt(event, 'conversion_details.conversion_value');
   if (typeof value !== 'number') {
-    throw new PermanentError(
-      'missing_field',
-      'the event has no conversion_details.conversion_value',
-    );
+    throw new PermanentError(MISSING_FIELD, 'the event has no conversion_details.conversion_value');
   }
-  const market = valueAt(event, 'metadata.market');
-  const rates = Object.fromEntries(
-    Object.entries(config.commission.rates_by_market).map(([name, rate]) => [
-      name.toLowerCase(),
-      rate,
-    ]),
-  );
   const rate =
-    (typeof market === 'string' ? rates[market.toLowerCase()] : undefined) ??
+    forMarket(marketTable(config.commission.rates_by_market), event) ??
     config.commission.default_rate;
   const currency = valueAt(event, 'conversion_details.currency');
   return {
@@ -39,9 +31,7 @@ export function computeCommission(
   };
 }
 
-export const calculateCommission: ActionDefinition = {
-  eventType: 'sales_opportunity.status_changed',
-  changesState: false,
-  call: { method: 'POST', path: '/commissions' },
-  handler: callPartnerApi((event, ctx) => ({ commission: computeCommission(event, ctx.config) })),
-};
+/** The plain call, its body carrying the computed commission. */
+export const calculateCommission: ActionHandler = callPartnerApi((event, ctx) => ({
+  commission: computeCommission(event, ctx.config),
+}));

@@ -1,0 +1,40 @@
+import type { Job, Queue } from 'bullmq';
+import type {
+  ActionJobData,
+  ActionsConfig,
+  Logger,
+  OutcomeStore,
+  WebhookJobData,
+} from '@pw/shared';
+import { actionJobs } from './action-jobs.js';
+import type { RetryDefaults } from './action-jobs.js';
+import type { EventOrder } from './event-order.js';
+import type { WorkerMetrics } from './metrics.js';
+
+export interface FanOutDeps {
+  actionsQueue: Queue<ActionJobData>;
+  order: EventOrder;
+  outcomes: OutcomeStore;
+  actionsConfig: ActionsConfig;
+  retry: RetryDefaults;
+  metrics: WorkerMetrics;
+  log: Logger;
+}
+
+/**
+ * The `webhooks` processor: notes the event's time for its entity, opens its outcome record and
+ * adds one job per action to the `actions` queue.
+ */
+export async function fanOutWebhook(job: Job<WebhookJobData>, deps: FanOutDeps): Promise<void> {
+  const { data } = job;
+  // Actions disabled in ACTIONS_CONFIG since the ingress chose them are left out here too.
+  const jobs = actionJobs(data, deps.actionsConfig, deps.retry);
+  const stale = await deps.order.takeIn(data.event_type, data.entity_id, data.event);
+  await deps.outcomes.open({ ...data, actions: jobs.map((entry) => entry.data.action) }, stale);
+  await deps.actionsQueue.addBulk(jobs);
+  deps.metrics.webhooks.inc({ event_type: data.event_type });
+  deps.log.info(
+    { webhook_id: data.webhook_id, job_id: job.id, actions: data.actions },
+    'actions queued',
+  );
+}
