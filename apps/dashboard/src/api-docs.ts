@@ -80,7 +80,7 @@ export function apiDocs(): Router {
   });
   for (const asset of ASSETS) {
     router.get(`/${asset}`, (_req, res) => {
-      res.sendFile(join(SWAGGER_UI, asset), { maxAge: '1h' });
+      res.sendFile(join(SWAGGER_UI, asset));
     });
   }
   return router;

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
+import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
@@ -17,6 +18,6 @@ export function basicAuth(user: string, password: string): RequestHandler {
       return;
     }
     res.setHeader('WWW-Authenticate', 'Basic realm="partner-webhooks dashboard", charset="UTF-8"');
-    res.status(401).json({ error: { code: 'unauthorized', message: 'Credentials required' } });
+    sendError(res, 401, DASHBOARD_ERROR_CODES.unauthorized, 'Credentials required');
   };
 }

@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import {
+  actionsConfigEnv,
   commonEnv,
-  envInt,
   envOptionalString,
   envPort,
   isProduction,
   loadConfig,
   readActionsConfig,
+  recordTtlEnv,
   withCommonChecks,
 } from '@pw/shared';
 import type { ActionsConfig } from '@pw/shared';
@@ -20,17 +21,35 @@ const credential = (name: string, production: boolean) =>
       )
     : envOptionalString();
 
-const dashboardEnv = (production: boolean) =>
-  withCommonChecks(
-    z.object({
-      ...commonEnv,
-      DASHBOARD_PORT: envPort(3001),
-      DASHBOARD_USER: credential('basic-auth user of the dashboard', production),
-      DASHBOARD_PASSWORD: credential('basic-auth password of the dashboard', production),
-      RECORD_TTL_SECONDS: envInt(604_800, { min: 1 }),
-      ACTIONS_CONFIG: envOptionalString(),
-    }),
+/** An absolute http(s) address, or unset (an empty string counts as unset). */
+const envOptionalHttpUrl = () =>
+  z.preprocess(
+    (value) => (value === '' ? undefined : value),
+    z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) address' }).optional(),
   );
+
+/** The dashboard's variables, each described: docs/configuration.md is written from them. */
+export const dashboardVariables = (production: boolean) => ({
+  ...commonEnv,
+  DASHBOARD_PORT: envPort(3001).meta({ description: "the dashboard's listening port" }),
+  DASHBOARD_USER: credential('basic-auth user of the dashboard', production).meta({
+    description: 'basic-auth user of the dashboard and its API; required in production',
+    default: 'dev: `admin`',
+  }),
+  DASHBOARD_PASSWORD: credential('basic-auth password of the dashboard', production).meta({
+    description: 'its password; required in production',
+    default: 'dev: a random one, printed once at start',
+  }),
+  RECORD_TTL_SECONDS: recordTtlEnv,
+  ACTIONS_CONFIG: actionsConfigEnv,
+  DASHBOARD_PUBLIC_URL: envOptionalHttpUrl().meta({
+    description:
+      "the dashboard's address in browsers when it is behind a proxy: its origin is then the only one whose requests may change anything",
+  }),
+});
+
+const dashboardEnv = (production: boolean) =>
+  withCommonChecks(z.object(dashboardVariables(production)));
 
 export interface DashboardConfig extends z.output<ReturnType<typeof dashboardEnv>> {
   user: string;

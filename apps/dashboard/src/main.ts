@@ -4,6 +4,7 @@ import {
   closeServer,
   configOrExit,
   onShutdownSignals,
+  createHttpServer,
   createLogger,
   createRedis,
   DEFAULT_RULES,
@@ -42,9 +43,10 @@ const app = createDashboard({
   metrics: createDashboardMetrics([webhooks, actions]),
   log,
   credentials: { user: config.user, password: config.password },
+  publicUrl: config.DASHBOARD_PUBLIC_URL,
 });
 
-const server = app.listen(config.DASHBOARD_PORT, () => {
+const server = createHttpServer(app).listen(config.DASHBOARD_PORT, () => {
   const address = `http://127.0.0.1:${config.DASHBOARD_PORT}`;
   log.info(
     {

@@ -31,7 +31,7 @@ const healthy = new Set<string>();
 const action = (
   webhookId: string,
   name: ActionJobData['action'],
-  eventType: string,
+  eventType: ActionJobData['event_type'],
 ): ActionJobData => ({
   webhook_id: webhookId,
   action: name,
@@ -40,7 +40,11 @@ const action = (
   backoff: { type: 'fixed', delay_ms: 1 },
 });
 
-async function webhook(id: string, eventType: string, names: ActionJobData['action'][]) {
+async function webhook(
+  id: string,
+  eventType: ActionJobData['event_type'],
+  names: ActionJobData['action'][],
+) {
   await outcomes.open({
     webhook_id: id,
     event_type: eventType,
@@ -200,12 +204,12 @@ describe('webhook status, dead letters and replay', () => {
 
   it('a partly failed webhook shows which action failed and why; replay completes it once fixed', async () => {
     healthy.add('notify_customer');
-    await webhook('wh_partly00000000000000000', 'quote.status_changed', [
+    await webhook('wh_partly0000000000000000', 'quote.status_changed', [
       'notify_customer',
       'lock_price',
     ]);
-    await settled('wh_partly00000000000000000');
-    const partly = (await get('/api/webhooks/wh_partly00000000000000000')).body as {
+    await settled('wh_partly0000000000000000');
+    const partly = (await get('/api/webhooks/wh_partly0000000000000000')).body as {
       state: string;
       actions: { name: string; state: string; last_error: string | null }[];
     };
@@ -219,13 +223,13 @@ describe('webhook status, dead letters and replay', () => {
     });
 
     healthy.add('lock_price');
-    const replay = await post('/api/webhooks/wh_partly00000000000000000/replay');
+    const replay = await post('/api/webhooks/wh_partly0000000000000000/replay');
     expect(replay.status).toBe(202);
     expect(replay.body).toEqual({
-      webhook_id: 'wh_partly00000000000000000',
+      webhook_id: 'wh_partly0000000000000000',
       replayed: ['lock_price'],
     });
-    const done = await settled('wh_partly00000000000000000');
+    const done = await settled('wh_partly0000000000000000');
     expect(done.state).toBe('completed');
     expect(done.actions.find((a) => a.name === 'lock_price')?.attempts).toBe(2);
     expect((await post('/api/webhooks/wh_unknown/replay')).status).toBe(404);
@@ -233,21 +237,19 @@ describe('webhook status, dead letters and replay', () => {
 
   it('lists dead letters with filters and bulk-replays exactly the matching ones', async () => {
     healthy.clear();
-    await webhook('wh_deadA0000000000000000000', 'sales_opportunity.status_changed', [
+    await webhook('wh_deadA00000000000000000', 'sales_opportunity.status_changed', [
       'update_crm',
       'update_metrics',
     ]);
-    await webhook('wh_deadB0000000000000000000', 'sales_opportunity.status_changed', [
-      'update_crm',
-    ]);
-    await settled('wh_deadA0000000000000000000');
-    await settled('wh_deadB0000000000000000000');
+    await webhook('wh_deadB00000000000000000', 'sales_opportunity.status_changed', ['update_crm']);
+    await settled('wh_deadA00000000000000000');
+    await settled('wh_deadB00000000000000000');
     const crm = (await get('/api/dead-letters?action=update_crm')).body as {
       dead_letters: { webhook_id: string; failed_reason: string }[];
     };
     expect(crm.dead_letters.map((d) => d.webhook_id).sort()).toEqual([
-      'wh_deadA0000000000000000000',
-      'wh_deadB0000000000000000000',
+      'wh_deadA00000000000000000',
+      'wh_deadB00000000000000000',
     ]);
     expect(crm.dead_letters[0]?.failed_reason).toBe('POST /x answered 400');
     const bySales = (await get('/api/dead-letters?event_type=sales_opportunity.status_changed'))
@@ -260,12 +262,12 @@ describe('webhook status, dead letters and replay', () => {
     expect(
       (replay.body as { replayed: { action: string }[] }).replayed.map((r) => r.action),
     ).toEqual(['update_crm', 'update_crm']);
-    await settled('wh_deadB0000000000000000000');
+    await settled('wh_deadB00000000000000000');
     const left = (await get('/api/dead-letters')).body as {
       dead_letters: { webhook_id: string; action: string }[];
     };
     expect(left.dead_letters.map((d) => `${d.webhook_id}:${d.action}`)).toEqual([
-      'wh_deadA0000000000000000000:update_metrics',
+      'wh_deadA00000000000000000:update_metrics',
     ]);
   });
 

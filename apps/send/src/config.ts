@@ -9,14 +9,16 @@ import {
   withCommonChecks,
 } from '@pw/shared';
 
+/** `npm run send`'s variables (described where the apps define them). */
+export const sendVariables = (production: boolean) => ({
+  ...commonEnv,
+  ...signingEnv(production),
+  INGRESS_PORT: envPort(3000),
+});
+
 const sendEnv = (production: boolean) =>
-  withCommonChecks(
-    z.object({ ...commonEnv, ...signingEnv(production), INGRESS_PORT: envPort(3000) }),
-  ).transform((env) => ({
-    ingressPort: env.INGRESS_PORT,
-    redisUrl: env.REDIS_URL,
-    redisCluster: env.REDIS_CLUSTER,
-    queuePrefix: env.QUEUE_PREFIX,
+  withCommonChecks(z.object(sendVariables(production))).transform((env) => ({
+    ...env,
     ...resolveSigning(env),
   }));
 

@@ -15,13 +15,13 @@ import { parseSendArgs, sendEvents } from './send.js';
 import type { SendResult } from './send.js';
 
 async function printOutcomes(results: SendResult[], config: SendConfig, timeoutSeconds: number) {
-  const redis = createRedis(config.redisUrl, config.redisCluster, { maxRetriesPerRequest: 1 });
+  const redis = createRedis(config.REDIS_URL, config.REDIS_CLUSTER, { maxRetriesPerRequest: 1 });
   const subscriber = duplicateRedis(redis);
   const queue = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, {
     connection: redis,
-    prefix: config.queuePrefix,
+    prefix: config.QUEUE_PREFIX,
   });
-  const store = new OutcomeStore(redis, { queuePrefix: config.queuePrefix, recordTtlSeconds: 0 });
+  const store = new OutcomeStore(redis, { queuePrefix: config.QUEUE_PREFIX, recordTtlSeconds: 0 });
   try {
     for (const result of results) {
       const ack = acknowledgementSchema.safeParse(result.body);
@@ -41,7 +41,7 @@ async function printOutcomes(results: SendResult[], config: SendConfig, timeoutS
 
 async function main(): Promise<number> {
   const config = loadSendConfig(process.env);
-  const options = parseSendArgs(process.argv.slice(2), `http://127.0.0.1:${config.ingressPort}`);
+  const options = parseSendArgs(process.argv.slice(2), `http://127.0.0.1:${config.INGRESS_PORT}`);
   const results = await sendEvents(options, config.webhookSecrets[0]);
   for (const result of results) process.stdout.write(`${JSON.stringify(result.body)}\n`);
   if (options.wait) await printOutcomes(results, config, options.timeoutSeconds);

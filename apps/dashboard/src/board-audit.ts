@@ -1,0 +1,65 @@
+import express from 'express';
+import type { Router } from 'express';
+import type { Logger } from '@pw/shared';
+import { BOARD_ACTIONS } from './board-guard.js';
+
+/** What one audit line says about a board action, besides the user and the outcome. */
+interface BoardAuditEntry {
+  action: string;
+  route: string;
+  queue: string;
+  job_id?: string;
+  job_status?: string;
+}
+
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Mounted in front of bull-board's router: once a state-changing call to the board is answered,
+ * one line with `audit: true` says who (the basic-auth user), what (the allow-listed route, its
+ * queue, job id or job status) and how it ended; refused calls (403) are logged as refused. The
+ * hooks inside bull-board see neither Express's `res.locals` nor the final answer, so this sits
+ * outside. The audit record store (contract section 12) comes later and will take these lines'
+ * fields as they are.
+ */
+export function boardAudit(log: Logger): Router {
+  const router = express.Router();
+  router.use((req, res, next) => {
+    if (READ_METHODS.has(req.method)) return next('router');
+    // 'close', not 'finish': bull-board goes on working when the client hangs up before the
+    // answer, and that action must be audited too (`answered: false`).
+    res.once('close', () => {
+      const entry = res.locals.boardAction as BoardAuditEntry | undefined;
+      const line = {
+        audit: true,
+        user: res.locals.user as unknown,
+        status: res.statusCode,
+        answered: res.writableFinished,
+      };
+      if (entry && res.statusCode < 400) log.info({ ...line, ...entry }, 'board action');
+      else if (res.statusCode === 403) {
+        log.warn(
+          { ...line, ...entry, method: req.method, path: req.originalUrl },
+          'board action refused',
+        );
+      }
+    });
+    next();
+  });
+  for (const { method, route, action } of BOARD_ACTIONS) {
+    router[method](route, (req, res, next) => {
+      const { queueName, jobId, queueStatus } = req.params as Record<string, string | undefined>;
+      const entry: BoardAuditEntry = {
+        action,
+        route: `${method.toUpperCase()} ${route}`,
+        queue: queueName ?? '',
+        ...(jobId === undefined ? {} : { job_id: jobId }),
+        ...(queueStatus === undefined ? {} : { job_status: queueStatus }),
+      };
+      res.locals.boardAction = entry;
+      // Out of this router to bull-board's, which does the work.
+      next('router');
+    });
+  }
+  return router;
+}

@@ -1,0 +1,88 @@
+import express from 'express';
+import { z } from 'zod';
+import { routingRulesSchema } from '@pw/shared';
+import type { Logger, RulesStore } from '@pw/shared';
+import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
+import { jsonBodiesOnly } from './json-bodies-only.js';
+import type { Operator } from './operator.js';
+import { webhookIdParam } from './webhook-id.js';
+
+export interface OperatorApiDeps {
+  operator: Operator;
+  rules: Pick<RulesStore, 'read' | 'replace'>;
+  log: Logger;
+}
+
+const filterSchema = z.object({ action: z.string().optional(), event_type: z.string().optional() });
+
+const { notFound } = DASHBOARD_ERROR_CODES;
+
+/**
+ * The operator API (mounted at `/api`): outcomes, replays, dead letters, routing rules. Long
+ * because it is a table of routes, each a few lines read top to bottom.
+ */
+export function operatorApi(deps: OperatorApiDeps): express.Router {
+  const { operator, log } = deps;
+  const api = express.Router();
+  api.use(jsonBodiesOnly());
+  api.use(express.json({ limit: '1mb' }));
+  api.param('webhookId', webhookIdParam);
+
+  api.get('/webhooks/:webhookId', async (req, res) => {
+    const outcome = await operator.outcome(req.params.webhookId);
+    if (!outcome) return sendError(res, 404, notFound, `No webhook ${req.params.webhookId}`);
+    res.json(outcome);
+  });
+
+  api.post('/webhooks/:webhookId/replay', async (req, res) => {
+    const replayed = await operator.replayWebhook(req.params.webhookId);
+    if (!replayed) return sendError(res, 404, notFound, `No webhook ${req.params.webhookId}`);
+    log.info(
+      { webhook_id: req.params.webhookId, actions: replayed, user: res.locals.user },
+      'replay',
+    );
+    res.status(202).json({ webhook_id: req.params.webhookId, replayed });
+  });
+
+  api.get('/dead-letters', async (req, res) => {
+    res.json({ dead_letters: await operator.deadLetters(filterSchema.parse(req.query)) });
+  });
+
+  api.post('/dead-letters/replay', async (req, res) => {
+    const filter = filterSchema.parse({ ...req.query, ...(req.body as object | undefined) });
+    const replayed = await operator.replayDeadLetters(filter);
+    log.info(
+      { filter, replayed: replayed.length, user: res.locals.user },
+      'bulk replay of dead letters',
+    );
+    res.status(202).json({ replayed });
+  });
+
+  api.get('/rules', async (_req, res) => {
+    res.json(await deps.rules.read());
+  });
+
+  api.put('/rules', async (req, res) => {
+    const body = req.body as unknown;
+    const candidate = Array.isArray(body) ? body : (body as { rules?: unknown } | undefined)?.rules;
+    const parsed = routingRulesSchema.safeParse(candidate);
+    if (!parsed.success) {
+      const details = parsed.error.issues.map((issue) => ({
+        path: issue.path.join('.'),
+        message: issue.message,
+      }));
+      return sendError(
+        res,
+        400,
+        DASHBOARD_ERROR_CODES.invalidRules,
+        'The rules were refused whole; nothing changed',
+        details,
+      );
+    }
+    const stored = await deps.rules.replace(parsed.data, String(res.locals.user));
+    log.info({ user: res.locals.user, rules: parsed.data.length }, 'routing rules replaced');
+    res.json(stored);
+  });
+
+  return api;
+}

@@ -1,0 +1,285 @@
+// The queue board cannot create or edit jobs (contract sections 7 and 10): a job added or edited
+// through it would be sent by the worker to the partner API with the real bearer token, past every
+// signature and schema check. Its retry, promote, clean and remove buttons stay, and each use is
+// logged with the operator's name (contract section 12). Driven through bull-board's own HTTP
+// routes, as its UI calls them, against real queues.
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import { connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import type { Worker } from 'bullmq';
+import type { Queue } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { actionJobId, QUEUE_NAMES } from '@pw/shared';
+import type { ActionJobData, WebhookJobData } from '@pw/shared';
+import {
+  AUTH,
+  failedAction as failedActionOf,
+  HOST,
+  standInWorker,
+  startDashboard,
+} from './harness.js';
+import type { DashboardHarness } from './harness.js';
+
+let h: DashboardHarness;
+let worker: Worker<ActionJobData>;
+/** Jobs the stand-in worker completes; it fails every other one for good. */
+const passing = new Set<string>();
+
+beforeAll(() => {
+  h = startDashboard();
+  worker = standInWorker(h, passing);
+});
+afterAll(async () => {
+  await worker.close();
+  await h.close();
+});
+
+const BOARD = '/admin/queues/api/queues';
+const jobPath = (queue: string, id: string) => `${BOARD}/${queue}/${encodeURIComponent(id)}`;
+
+const actionData = (webhookId: string): ActionJobData => ({
+  webhook_id: webhookId,
+  action: 'notify_customer',
+  event_type: 'quote.status_changed',
+  event: {},
+  backoff: { type: 'fixed', delay_ms: 1 },
+});
+
+const webhookData = (webhookId: string): WebhookJobData => ({
+  webhook_id: webhookId,
+  event_type: 'quote.status_changed',
+  entity_id: 'Q-1',
+  received_at: new Date().toISOString(),
+  actions: ['notify_customer'],
+  event: {},
+});
+
+const failedAction = (webhookId: string) => failedActionOf(h, webhookId);
+
+const total = async (queue: Queue) =>
+  Object.values(await queue.getJobCounts()).reduce((sum, count) => sum + count, 0);
+
+const refused = { error: { key: 'ERRORS.FORBIDDEN' }, message: expect.any(String) as string };
+
+/** The audit lines of board actions that were carried out. */
+const auditLines = (action: string) =>
+  h.logs.filter(
+    (line) => line.audit === true && line.msg === 'board action' && line.action === action,
+  );
+
+describe('the queue board', () => {
+  it('cannot add a job: the add route answers 403 and no job is added, and the attempt is logged', async () => {
+    const before = [await total(h.webhooks), await total(h.actions)];
+    for (const queue of [QUEUE_NAMES.webhooks, QUEUE_NAMES.actions]) {
+      const response = await h.as('post', `${BOARD}/${queue}/add`).send({
+        name: 'notify_customer',
+        data: actionData('wh_AAAAAAAAAAAAAAAAAAAAAA'),
+        options: {},
+      });
+      expect(response.status, queue).toBe(403);
+      expect(response.body).toEqual(refused);
+    }
+    expect([await total(h.webhooks), await total(h.actions)]).toEqual(before);
+    await vi.waitFor(() =>
+      expect(h.logs).toContainEqual(
+        expect.objectContaining({
+          audit: true,
+          user: AUTH.user,
+          method: 'POST',
+          path: `${BOARD}/actions/add`,
+          status: 403,
+          msg: 'board action refused',
+        }),
+      ),
+    );
+  });
+
+  it('refuses every other change to jobs and queues, and they stay as they were', async () => {
+    const id = 'wh_BBBBBBBBBBBBBBBBBBBBBB';
+    const data = webhookData(id);
+    await h.webhooks.add('quote.status_changed', data, { jobId: id });
+    const job = jobPath(QUEUE_NAMES.webhooks, id);
+    const queue = `${BOARD}/${QUEUE_NAMES.webhooks}`;
+    const calls = [
+      ['patch', `${job}/update-data`, { data: { webhook_id: 'wh_other' } }],
+      ['patch', `${job}/delay`, { delay: 60_000 }],
+      ['patch', `${job}/priority`, { priority: 1 }],
+      ['put', `${job}/remove-unprocessed-children`, {}],
+      ['put', `${queue}/pause`, {}],
+      ['put', `${queue}/resume`, {}],
+      ['put', `${BOARD}/pause`, {}],
+      ['put', `${BOARD}/resume`, {}],
+      ['put', `${queue}/empty`, {}],
+      ['put', `${queue}/obliterate`, { force: true }],
+      ['put', `${queue}/concurrency`, { concurrency: 1 }],
+      ['put', `${queue}/rate-limit`, { max: 1, duration: 60_000 }],
+      ['put', `${queue}/rate-limit/release`, {}],
+      ['put', `${queue}/job-schedulers/nightly/run`, {}],
+      ['put', `${queue}/job-schedulers/nightly/remove`, {}],
+      ['patch', `${queue}/job-schedulers/nightly`, { repeat: { every: 1000 } }],
+    ] as const;
+    for (const [method, path, body] of calls) {
+      const response = await h.as(method, path).send(body);
+      expect(response.status, `${method} ${path}`).toBe(403);
+      expect(response.body, `${method} ${path}`).toEqual(refused);
+    }
+    const kept = await h.webhooks.getJob(id);
+    expect(kept?.data).toEqual(data);
+    expect(await kept?.getState()).toBe('waiting');
+    expect(kept?.opts.priority ?? 0).toBe(0);
+    expect(await h.webhooks.isPaused()).toBe(false);
+    expect(await h.webhooks.getGlobalConcurrency()).toBeNull();
+  });
+
+  it('retries a failed job, and logs who did it', async () => {
+    const id = await failedAction('wh_CCCCCCCCCCCCCCCCCCCCCC');
+    passing.add(id);
+    const response = await h.as('put', `${jobPath(QUEUE_NAMES.actions, id)}/retry`);
+    expect(response.status).toBe(204);
+    await vi.waitFor(async () => expect(await h.actions.getJobState(id)).toBe('completed'), {
+      timeout: 5000,
+    });
+    await vi.waitFor(() =>
+      expect(auditLines('retry_job')).toEqual([
+        expect.objectContaining({
+          level: 'info',
+          msg: 'board action',
+          user: AUTH.user,
+          route: 'PUT /api/queues/:queueName/:jobId/retry',
+          queue: QUEUE_NAMES.actions,
+          job_id: id,
+          status: 204,
+        }),
+      ]),
+    );
+  });
+
+  it('retries failed jobs only: a completed one would repeat a partner call', async () => {
+    const id = actionJobId('wh_CCCCCCCCCCCCCCCCCCCCCC', 'notify_customer');
+    const one = await h.as('put', `${jobPath(QUEUE_NAMES.actions, id)}/retry`);
+    expect(one.status).toBe(403);
+    expect(one.body).toEqual({
+      error: { key: 'ERRORS.FORBIDDEN' },
+      message: 'Only failed jobs can be retried',
+    });
+    const all = await h.as('put', `${BOARD}/${QUEUE_NAMES.actions}/retry/completed`);
+    expect(all.status).toBe(403);
+    expect(await h.actions.getJobState(id)).toBe('completed');
+    // The board hides the buttons it would be refused.
+    const listing = (await h.as('get', BOARD)).body as {
+      queues: { readOnlyMode: boolean; allowRetries: boolean; allowCompletedRetries: boolean }[];
+    };
+    for (const queue of listing.queues) {
+      expect(queue).toMatchObject({
+        readOnlyMode: false,
+        allowRetries: true,
+        allowCompletedRetries: false,
+      });
+    }
+  });
+
+  it('bulk retry, promote, remove and clean still work, each audited', async () => {
+    const first = await failedAction('wh_DDDDDDDDDDDDDDDDDDDDDD');
+    const second = await failedAction('wh_EEEEEEEEEEEEEEEEEEEEEE');
+    passing.add(first).add(second);
+    const retryAll = await h.as('put', `${BOARD}/${QUEUE_NAMES.actions}/retry/failed`);
+    expect(retryAll.status).toBe(200);
+    expect(retryAll.body).toMatchObject({ retried: 2 });
+    await vi.waitFor(async () => expect(await h.actions.getJobState(second)).toBe('completed'), {
+      timeout: 5000,
+    });
+
+    const delayed = 'wh_FFFFFFFFFFFFFFFFFFFFFF';
+    await h.webhooks.add('quote.status_changed', webhookData(delayed), {
+      jobId: delayed,
+      delay: 60_000,
+    });
+    expect((await h.as('put', `${jobPath(QUEUE_NAMES.webhooks, delayed)}/promote`)).status).toBe(
+      204,
+    );
+    expect(await h.webhooks.getJobState(delayed)).toBe('waiting');
+    expect((await h.as('put', `${BOARD}/${QUEUE_NAMES.webhooks}/promote`)).status).toBe(200);
+    expect((await h.as('put', `${jobPath(QUEUE_NAMES.actions, first)}/clean`)).status).toBe(204);
+    expect(await h.actions.getJob(first)).toBeUndefined();
+    expect((await h.as('put', `${BOARD}/${QUEUE_NAMES.actions}/clean/completed`)).status).toBe(200);
+
+    await vi.waitFor(() => {
+      expect(auditLines('retry_all')).toEqual([
+        expect.objectContaining({
+          user: AUTH.user,
+          queue: 'actions',
+          job_status: 'failed',
+          status: 200,
+        }),
+      ]);
+      expect(auditLines('promote_job')).toEqual([
+        expect.objectContaining({
+          user: AUTH.user,
+          queue: 'webhooks',
+          job_id: delayed,
+          status: 204,
+        }),
+      ]);
+      expect(auditLines('promote_all')).toEqual([
+        expect.objectContaining({ user: AUTH.user, queue: 'webhooks', status: 200 }),
+      ]);
+      expect(auditLines('remove_job')).toEqual([
+        expect.objectContaining({ user: AUTH.user, queue: 'actions', job_id: first, status: 204 }),
+      ]);
+      expect(auditLines('clean_all')).toEqual([
+        expect.objectContaining({
+          user: AUTH.user,
+          queue: 'actions',
+          job_status: 'completed',
+          status: 200,
+        }),
+      ]);
+    });
+  });
+
+  it('cannot remove or clean webhook jobs: BullMQ would drop their deduplication keys, and a repeat would run again', async () => {
+    const webhookId = 'wh_HHHHHHHHHHHHHHHHHHHHHH';
+    await h.webhooks.add('quote.status_changed', webhookData(webhookId), {
+      jobId: webhookId,
+      deduplication: { id: 'digest-of-the-event', ttl: 600_000 },
+    });
+    const dedupKey = `${h.prefix}:${QUEUE_NAMES.webhooks}:de:digest-of-the-event`;
+    expect(await h.redis.exists(dedupKey)).toBe(1);
+    for (const path of [
+      `${jobPath(QUEUE_NAMES.webhooks, webhookId)}/clean`,
+      `${BOARD}/${QUEUE_NAMES.webhooks}/clean/wait`,
+      `${BOARD}/${QUEUE_NAMES.webhooks}/clean/completed`,
+    ]) {
+      const response = await h.as('put', path);
+      expect(response.status, path).toBe(403);
+      expect(String((response.body as { message?: string }).message)).toMatch(/deduplication/);
+    }
+    expect(await h.webhooks.getJob(webhookId)).toBeDefined();
+    expect(await h.redis.exists(dedupKey)).toBe(1);
+  });
+
+  it('audits an allowed action even when the client hangs up before the answer', async () => {
+    const server = createServer(h.app).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+      await once(socket, 'connect');
+      const auth = Buffer.from(`${AUTH.user}:${AUTH.password}`).toString('base64');
+      socket.end(
+        `PUT ${BOARD}/${QUEUE_NAMES.actions}/clean/wait HTTP/1.1\r\nHost: ${HOST}\r\n` +
+          `Authorization: Basic ${auth}\r\nContent-Length: 0\r\n\r\n`,
+      );
+      socket.destroy();
+      await vi.waitFor(
+        () =>
+          expect(auditLines('clean_all')).toContainEqual(
+            expect.objectContaining({ user: AUTH.user, queue: 'actions', job_status: 'wait' }),
+          ),
+        { timeout: 5000 },
+      );
+    } finally {
+      server.close();
+    }
+  });
+});

@@ -1,0 +1,115 @@
+import { Writable } from 'node:stream';
+import { Queue, UnrecoverableError, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import request from 'supertest';
+import { expect, vi } from 'vitest';
+import {
+  actionJobId,
+  createLogger,
+  DEFAULT_RULES,
+  OutcomeStore,
+  QUEUE_NAMES,
+  RulesStore,
+} from '@pw/shared';
+import type { ActionJobData, WebhookJobData } from '@pw/shared';
+import { deleteKeys, testRedisUrl, uniquePrefix } from '@pw/test-utils';
+import { createDashboard } from '../src/app.js';
+import { createDashboardMetrics } from '../src/metrics.js';
+import { Operator } from '../src/operator.js';
+
+/** The basic-auth account every harness dashboard has. */
+export const AUTH = { user: 'operator', password: 'correct horse' };
+
+/** The `Host` test requests claim, so that the dashboard's own origin is known in advance. */
+export const HOST = 'dashboard.test:3001';
+export const OWN_ORIGIN = `http://${HOST}`;
+
+export interface DashboardHarness {
+  app: ReturnType<typeof createDashboard>;
+  redis: Redis;
+  prefix: string;
+  webhooks: Queue<WebhookJobData>;
+  actions: Queue<ActionJobData>;
+  outcomes: OutcomeStore;
+  /** Every line the dashboard logged, parsed. */
+  logs: Record<string, unknown>[];
+  /** A request as the dashboard's own page sends it: credentials, own `Host` and `Origin`. */
+  as(method: 'get' | 'post' | 'put' | 'patch', path: string): request.Test;
+  close(): Promise<void>;
+}
+
+const withOwnOrigin = (test: request.Test) => test.set('Host', HOST).set('Origin', OWN_ORIGIN);
+
+/** The real dashboard on a queue prefix of its own, backed by a real Redis. */
+export function startDashboard(options: { publicUrl?: string } = {}): DashboardHarness {
+  const prefix = uniquePrefix();
+  const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
+  const webhooks = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, { connection: redis, prefix });
+  const actions = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection: redis, prefix });
+  const outcomes = new OutcomeStore(redis, { queuePrefix: prefix, recordTtlSeconds: 600 });
+  const logs: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
+        logs.push(JSON.parse(line) as Record<string, unknown>);
+      }
+      done();
+    },
+  });
+  const app = createDashboard({
+    queues: [webhooks, actions],
+    operator: new Operator({ webhooks, actions }, outcomes),
+    rules: new RulesStore(redis, { queuePrefix: prefix, seed: DEFAULT_RULES }),
+    metrics: createDashboardMetrics([webhooks, actions]),
+    log: createLogger({ name: 'dashboard-test', level: 'info', destination }),
+    credentials: AUTH,
+    ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
+  });
+  return {
+    app,
+    redis,
+    prefix,
+    webhooks,
+    actions,
+    outcomes,
+    logs,
+    as: (method, path) => withOwnOrigin(request(app)[method](path).auth(AUTH.user, AUTH.password)),
+    async close() {
+      await Promise.all([webhooks.close(), actions.close()]);
+      await deleteKeys(redis, prefix);
+      redis.disconnect();
+    },
+  };
+}
+
+/**
+ * A stand-in worker on the harness's `actions` queue: it completes the jobs whose ids are in
+ * `passing` and fails every other one for good.
+ */
+export function standInWorker(h: DashboardHarness, passing: ReadonlySet<string>) {
+  return new Worker<ActionJobData>(
+    QUEUE_NAMES.actions,
+    (job) => {
+      if (!passing.has(job.id ?? '')) throw new UnrecoverableError('POST /x answered 400');
+      return Promise.resolve();
+    },
+    { connection: h.redis, prefix: h.prefix },
+  );
+}
+
+/** Adds a `notify_customer` job for `webhookId` and waits until the stand-in worker failed it. */
+export async function failedAction(h: DashboardHarness, webhookId: string): Promise<string> {
+  const id = actionJobId(webhookId, 'notify_customer');
+  const data: ActionJobData = {
+    webhook_id: webhookId,
+    action: 'notify_customer',
+    event_type: 'quote.status_changed',
+    event: {},
+    backoff: { type: 'fixed', delay_ms: 1 },
+  };
+  await h.actions.add('notify_customer', data, { jobId: id, attempts: 1 });
+  await vi.waitFor(async () => expect(await h.actions.getJobState(id)).toBe('failed'), {
+    timeout: 5000,
+  });
+  return id;
+}
