@@ -1,172 +1,101 @@
-import { fork, spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
+// The processes the bench measures: the Express echo, the sandbox, the ingress and the worker, each
+// a ChildRun that the run tracks, started and awaited until it answers.
+import { ChildRun, freePort } from '@pw/test-utils';
+import type { BenchRun } from './bench-run.js';
+import type { SandboxReady, SandboxStats } from './sandbox-process.js';
 
-/** A child process of the bench, with its output kept for when something goes wrong. */
-export class Child {
-  output = '';
-  readonly exited: Promise<number | null>;
-  /** Rejects if the process exits before `stop()` is called (never settles otherwise). */
-  readonly died: Promise<never>;
-  private stopping = false;
+/** How long a process has to exit after SIGTERM before it is killed. */
+const KILL_AFTER_MS = 15_000;
 
-  constructor(
-    readonly name: string,
-    readonly process: ChildProcess,
-  ) {
-    const keep = (chunk: Buffer) => {
-      this.output = (this.output + chunk.toString()).slice(-20_000);
-    };
-    process.stdout?.on('data', keep);
-    process.stderr?.on('data', keep);
-    this.exited = once(process, 'exit').then(([code]) => code as number | null);
-    this.died = this.exited.then((code) => {
-      if (this.stopping) return new Promise<never>(() => undefined);
-      throw new Error(
-        `${this.name} exited (${code ?? this.process.signalCode}) in the middle of a phase:\n${this.output}`,
-      );
-    });
-    this.died.catch(() => undefined);
-  }
-
-  static node(name: string, args: string[], env: Record<string, string>): Child {
-    return new Child(
-      name,
-      spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: 'pipe' }),
-    );
-  }
-
-  /** `node --import tsx <file>` with an IPC channel, for a TypeScript helper of the bench's own. */
-  static fork(name: string, file: string, env: Record<string, string>): Child {
-    return new Child(
-      name,
-      fork(file, [], {
-        env: { ...process.env, ...env },
-        execArgv: ['--import', 'tsx'],
-        stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-      }),
-    );
-  }
-
-  /** The next IPC message that `accept` takes; rejects if the process exits first. */
-  message<T>(accept: (message: unknown) => T | undefined): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const onMessage = (message: unknown) => {
-        const taken = accept(message);
-        if (taken === undefined) return;
-        this.process.off('message', onMessage);
-        resolve(taken);
-      };
-      this.process.on('message', onMessage);
-      void this.exited.then((code) =>
-        reject(new Error(`${this.name} exited (${code}):\n${this.output}`)),
-      );
-    });
-  }
-
-  get pid(): number {
-    return this.process.pid ?? -1;
-  }
-
-  /** Resolves once `text` is printed; rejects if the process exits first. */
-  async printed(text: string, times = 1): Promise<void> {
-    const count = () => this.output.split(text).length - 1;
-    if (count() >= times) return;
-    await new Promise<void>((resolve, reject) => {
-      const check = () => {
-        if (count() < times) return;
-        this.process.stdout?.off('data', check);
-        this.process.stderr?.off('data', check);
-        resolve();
-      };
-      this.process.stdout?.on('data', check);
-      this.process.stderr?.on('data', check);
-      void this.exited.then((code) =>
-        reject(
-          new Error(`${this.name} exited (${code}) before printing "${text}":\n${this.output}`),
-        ),
-      );
-    });
-  }
-
-  /** SIGTERM, and SIGKILL if it has not exited `graceMs` later; resolves once it has exited. */
-  async stop(graceMs = 15_000): Promise<void> {
-    this.stopping = true;
-    if (this.process.exitCode !== null || this.process.signalCode !== null) return;
-    this.process.kill('SIGTERM');
-    const timer = setTimeout(() => this.process.kill('SIGKILL'), graceMs);
-    await this.exited;
-    clearTimeout(timer);
-  }
+/** A process that answers HTTP on `url`. */
+export interface Server {
+  url: string;
+  child: ChildRun;
 }
 
-function rssKb(pid: number): number {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  } catch {
-    return 0;
-  }
+export interface Sandbox {
+  child: ChildRun;
+  /** The variables that point the worker at its identity provider and partner API. */
+  env: Record<string, string>;
 }
 
-/** The pids of `pid`'s children (the ingress cluster's processes). */
-function childrenOf(pid: number): number[] {
-  const children: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (parent === pid) children.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return children;
+/** `work`, or the error of the first of `processes` to exit before it is done. */
+export function whileUp<T>(work: Promise<T>, ...processes: ChildRun[]): Promise<T> {
+  return Promise.race([work, ...processes.map((child) => child.died)]);
 }
 
-/** RSS in MB of a process and its children: together, and the largest one. */
-export function treeRssMb(pid: number): { total: number; largest: number } {
-  const each = [pid, ...childrenOf(pid)].map((one) => rssKb(one) / 1024);
-  return { total: each.reduce((sum, mb) => sum + mb, 0), largest: Math.max(...each) };
+function startNode(
+  bench: BenchRun,
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+): ChildRun {
+  const options = { name, killAfterMs: KILL_AFTER_MS };
+  return bench.track(ChildRun.start([process.execPath, ...args], env, options));
 }
 
-/** Samples the peak RSS of some process trees every 250 ms until stopped. */
-export class RssSampler {
-  readonly peakMb: Record<string, number> = {};
-  private readonly peakLargestMb: Record<string, number> = {};
-  private readonly timer: NodeJS.Timeout;
+export async function startEcho(bench: BenchRun): Promise<Server> {
+  const port = await freePort();
+  const child = startNode(bench, 'echo', ['bench/src/echo-server.mjs', String(port)], {});
+  await child.printed('echo listening');
+  return { url: `http://127.0.0.1:${port}`, child };
+}
 
-  constructor(private readonly pids: Record<string, number>) {
-    this.timer = setInterval(() => this.sample(), 250);
-    this.sample();
-  }
+/** The sandbox in a process of its own, once it has sent the variables that point at it. */
+export async function startSandbox(bench: BenchRun): Promise<Sandbox> {
+  const options = { name: 'sandbox', ipc: true, killAfterMs: KILL_AFTER_MS };
+  const child = bench.track(ChildRun.tsx('bench/src/sandbox-process.ts', {}, options));
+  const ready = await child.message((message) =>
+    (message as SandboxReady | undefined)?.type === 'ready' ? (message as SandboxReady) : undefined,
+  );
+  return { child, env: ready.env };
+}
 
-  /** Samples one more process tree from now on. */
-  add(name: string, pid: number): void {
-    this.pids[name] = pid;
-    this.sample();
-  }
+/** The sandbox's counters: token requests and partner-API calls so far. */
+export async function sandboxStats(sandbox: Sandbox): Promise<SandboxStats> {
+  const answer = sandbox.child.message((message) =>
+    (message as SandboxStats | undefined)?.type === 'stats' ? (message as SandboxStats) : undefined,
+  );
+  sandbox.child.child.send('stats');
+  return answer;
+}
 
-  private sample(): void {
-    for (const [name, pid] of Object.entries(this.pids)) {
-      const rss = treeRssMb(pid);
-      this.peakMb[name] = Math.max(this.peakMb[name] ?? 0, rss.total);
-      this.peakLargestMb[name] = Math.max(this.peakLargestMb[name] ?? 0, rss.largest);
-    }
-  }
+/** The built ingress (`workers` processes) on Redis at `redisUrl`, once it is ready. */
+export async function startIngress(
+  bench: BenchRun,
+  redisUrl: string,
+  workers: number,
+  env: Record<string, string> = {},
+): Promise<Server> {
+  const port = await freePort();
+  const child = startNode(bench, 'ingress', ['apps/ingress/dist/main.js'], {
+    NODE_ENV: 'development',
+    REDIS_URL: redisUrl,
+    QUEUE_PREFIX: bench.prefix,
+    INGRESS_PORT: String(port),
+    INGRESS_WORKERS: String(workers),
+    WEBHOOK_SECRETS: bench.secret,
+    LOG_LEVEL: 'warn',
+    ...env,
+  });
+  // It prints nothing at LOG_LEVEL=warn: poll its readiness endpoint.
+  await child.answers(`http://127.0.0.1:${port}/readyz`);
+  return { url: `http://127.0.0.1:${port}`, child };
+}
 
-  /** The peak RSS of the largest single process of `name`'s tree. */
-  peakProcessMb(name: string): number {
-    return Math.round(this.peakLargestMb[name] ?? 0);
-  }
-
-  stop(): Record<string, number> {
-    this.sample();
-    clearInterval(this.timer);
-    return Object.fromEntries(
-      Object.entries(this.peakMb).map(([name, mb]) => [name, Math.round(mb)]),
-    );
-  }
+/** The built worker at the run's concurrency, calling the sandbox, once it is healthy. */
+export async function startWorker(bench: BenchRun, sandbox: Sandbox): Promise<ChildRun> {
+  bench.workerStarts++;
+  const port = await freePort();
+  const child = startNode(bench, 'worker', ['apps/worker/dist/main.js'], {
+    ...sandbox.env,
+    NODE_ENV: 'development',
+    REDIS_URL: bench.options.redisUrl,
+    QUEUE_PREFIX: bench.prefix,
+    WORKER_HEALTH_PORT: String(port),
+    WORKER_CONCURRENCY: String(bench.options.concurrency),
+    LOG_LEVEL: 'warn',
+  });
+  await child.answers(`http://127.0.0.1:${port}/healthz`);
+  return child;
 }

@@ -19,7 +19,13 @@ const DIFFERENCES = new Set([
   // Counts of things that should not happen.
   'non_2xx',
   'errors',
+  'flood_skipped',
+  'flood_errors',
+  'legit_unloaded_failed',
+  'legit_failed',
 ]);
+/** Figures that are not numbers, checked on their own. */
+const NOT_NUMBERS = new Set(['aof_everysec.appendfsync', 'flood_unsigned.flood_answers']);
 
 describe('npm run bench -- --quick', () => {
   const dir = mkdtempSync(join(tmpdir(), 'pw-bench-'));
@@ -33,7 +39,7 @@ describe('npm run bench -- --quick', () => {
     expect(await run.exited, run.output).toBe(0);
     const results = JSON.parse(readFileSync(out, 'utf8')) as {
       machine: { cores: number; node: string; redis: string };
-      figures: Record<string, Record<string, number | string>>;
+      figures: Record<string, Record<string, unknown>>;
       ratios: Record<string, number>;
       targets: { name: string; value: number; met: boolean }[];
     };
@@ -43,7 +49,7 @@ describe('npm run bench -- --quick', () => {
         Object.entries(values).map(([name, value]) => [`${group}.${name}`, value] as const),
       ),
       ...Object.entries(results.ratios).map(([name, value]) => [`ratios.${name}`, value] as const),
-    ].filter(([name]) => name !== 'aof_everysec.appendfsync');
+    ].filter(([name]) => !NOT_NUMBERS.has(name));
     expect(numbers.length).toBeGreaterThan(40);
     for (const [name, value] of numbers) {
       expect(typeof value, name).toBe('number');
@@ -53,6 +59,20 @@ describe('npm run bench -- --quick', () => {
       }
     }
     expect(results.figures.aof_everysec!.appendfsync).toBe('everysec');
+    // The unsigned flood was answered, both shapes, and only with refusals: never 200, never 5xx.
+    const floodAnswers = results.figures.flood_unsigned!.flood_answers as Record<
+      string,
+      Record<string, number>
+    >;
+    expect(Object.keys(floodAnswers).sort()).toEqual(['long_keys', 'many_keys']);
+    for (const [shape, byStatus] of Object.entries(floodAnswers)) {
+      const statuses = Object.keys(byStatus).map(Number);
+      expect(statuses.length, shape).toBeGreaterThan(0);
+      for (const status of statuses) {
+        expect(status, `${shape} answered ${status}`).toBeGreaterThanOrEqual(400);
+        expect(status, `${shape} answered ${status}`).toBeLessThan(500);
+      }
+    }
     expect(results.machine.node).toBe(process.version);
     expect(results.machine.cores).toBeGreaterThan(0);
     expect(results.machine.redis).toMatch(/^\d+\.\d+/);

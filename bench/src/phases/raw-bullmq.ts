@@ -1,4 +1,16 @@
+// Baselines: BullMQ alone, enqueueing and with a no-op worker (the AOF phase enqueues too).
 import { Queue, Worker } from 'bullmq';
+import type { BenchRun } from '../bench-run.js';
+import type { Figures } from '../results.js';
+
+export async function rawBullmqPhase(bench: BenchRun): Promise<Figures['raw_bullmq']> {
+  bench.log('baseline: raw BullMQ enqueue (100 in flight) and no-op worker');
+  const { redisUrl, duration, quick, concurrency } = bench.options;
+  const enqueue = await rawEnqueueRate(redisUrl, bench.prefix, duration, bench.signal);
+  const jobs = quick ? 2000 : 20_000;
+  const worker = await rawWorkerRate(redisUrl, bench.prefix, jobs, concurrency, bench.signal);
+  return { enqueue_per_s: enqueue, noop_worker_jobs_per_s: worker, concurrency };
+}
 
 /** BullMQ alone: `queue.add` of a 1 KB job with `inFlight` adds outstanding, for the duration. */
 export async function rawEnqueueRate(

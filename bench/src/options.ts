@@ -1,0 +1,51 @@
+// The bench's command line (and the two environment variables it reads), parsed once.
+import { parseArgs } from 'node:util';
+
+export interface BenchOptions {
+  /** Seconds each phase drives its target (1 with --quick). @defaultValue 10 */
+  duration: number;
+  /** Seconds of warm-up before a phase that has one (none with --quick). @defaultValue 2 */
+  warmupSeconds: number;
+  /** The load generator's connections. @defaultValue 50 */
+  connections: number;
+  /** The worker's concurrency, and the raw no-op worker's. @defaultValue WORKER_CONCURRENCY or 20 */
+  concurrency: number;
+  /** A short run that only checks every phase works: its figures are not to be compared. */
+  quick: boolean;
+  /** Where the results go as JSON. @defaultValue `bench/results.json` */
+  out: string;
+  /** The Redis of the main run. @defaultValue REDIS_URL or `redis://127.0.0.1:6379` */
+  redisUrl: string;
+}
+
+const USAGE =
+  'usage: npm run bench -- [--duration S] [--connections N] [--concurrency N] [--quick] [--out FILE]';
+
+/** The options from `process.argv`; prints the usage and exits 2 if a number is not one. */
+export function readOptions(): BenchOptions {
+  const { values: args } = parseArgs({
+    options: {
+      duration: { type: 'string', default: '10' },
+      connections: { type: 'string', default: '50' },
+      concurrency: { type: 'string', default: process.env.WORKER_CONCURRENCY || '20' },
+      quick: { type: 'boolean', default: false },
+      out: { type: 'string', default: 'bench/results.json' },
+    },
+  });
+  const quick = args.quick;
+  const options: BenchOptions = {
+    duration: quick ? 1 : Number(args.duration),
+    warmupSeconds: quick ? 0 : 2,
+    connections: Number(args.connections),
+    concurrency: Number(args.concurrency),
+    quick,
+    out: args.out,
+    redisUrl: process.env.REDIS_URL || 'redis://127.0.0.1:6379',
+  };
+  const counts = [options.duration, options.connections, options.concurrency];
+  if (!counts.every((n) => Number.isInteger(n) && n > 0)) {
+    console.error(USAGE);
+    process.exit(2);
+  }
+  return Object.freeze(options);
+}
