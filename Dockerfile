@@ -78,7 +78,7 @@ COPY --from=build /app/deploy/partner-api/dist deploy/partner-api/dist
 USER node
 EXPOSE 3011
 HEALTHCHECK --interval=5s --timeout=5s --start-period=5s --retries=5 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.SANDBOX_API_PORT || 3011) + '/__sandbox/health', { signal: AbortSignal.timeout(4000) }).then(() => process.exit(0), () => process.exit(1))"]
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.SANDBOX_API_PORT || 3011) + '/__sandbox/health', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 CMD ["node", "deploy/partner-api/dist/main.mjs"]
 
 # Last, so a plain `docker build .` gives the ingress. It also carries `npm run send`'s bundle:

@@ -7,38 +7,13 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Sandbox } from '@pw/sandbox';
+import { isProduction } from '@pw/shared';
+import { readableLine } from './readable-log.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const env: Record<string, string | undefined> = { ...process.env };
-const colours: Record<string, string> = {
-  ingress: '36',
-  worker: '35',
-  dashboard: '34',
-  start: '32',
-};
-const levelColours: Record<string, string> = { warn: '33', error: '31', fatal: '31' };
 const useColour = process.stdout.isTTY;
-const paint = (code: string | undefined, text: string) =>
-  useColour && code ? `\u001b[${code}m${text}\u001b[0m` : text;
-
-/** One JSON log line as `hh:mm:ss name level message key=value …`. */
-function readable(name: string, line: string): string {
-  let record: Record<string, unknown>;
-  try {
-    record = JSON.parse(line) as Record<string, unknown>;
-  } catch {
-    return `${paint(colours[name], name.padEnd(9))} ${line}`;
-  }
-  const { time, level, msg, name: _name, pid: _pid, hostname: _host, err, ...rest } = record;
-  const clock = typeof time === 'string' ? time.slice(11, 19) : '';
-  const fields = Object.entries(rest)
-    .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
-    .join(' ');
-  const error =
-    err && typeof err === 'object' && 'message' in err ? ` error="${String(err.message)}"` : '';
-  const levelText = String(level ?? 'info');
-  return `${clock} ${paint(colours[name], name.padEnd(9))} ${paint(levelColours[levelText], levelText.padEnd(5))} ${String(msg ?? '')} ${paint('2', fields)}${error}`;
-}
+const readable = (name: string, line: string) => readableLine(name, line, useColour);
 
 const say = (message: string) =>
   console.log(
@@ -51,7 +26,7 @@ const say = (message: string) =>
 let sandbox: Sandbox | undefined;
 const needsAuth = !env.AUTH_URL;
 const needsApi = !env.API_BASE_URL;
-if ((needsAuth || needsApi) && env.NODE_ENV !== 'production') {
+if ((needsAuth || needsApi) && !isProduction(env)) {
   say('starting the sandbox (its identity provider warns that its keys are for development only)');
   const { startSandbox } = await import('@pw/sandbox');
   sandbox = await startSandbox({

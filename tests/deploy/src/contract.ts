@@ -24,22 +24,23 @@ export const CONTRACT_VARIABLES = [
   'ACTION_BACKOFF_DELAY_MS',
   'WORKER_CONCURRENCY',
   'DEDUP_WINDOW_SECONDS',
+  'MAX_CLOCK_SKEW_SECONDS',
   'RECORD_TTL_SECONDS',
   'DASHBOARD_USER',
   'DASHBOARD_PASSWORD',
   'LOG_LEVEL',
 ] as const;
 
-/** Every `VARIABLE` the README's "Configuration" section names in backticks. */
-export function readmeConfigurationVariables(): Set<string> {
-  const readme = readRepoFile('README.md');
-  const start = readme.indexOf('\n## Configuration');
-  if (start < 0) throw new Error('README.md has no "## Configuration" section');
+/** Every `VARIABLE` the "Variables" section of docs/configuration.md names in backticks. */
+export function documentedVariables(): Set<string> {
+  const readme = readRepoFile('docs/configuration.md');
+  const start = readme.indexOf('\n## Variables');
+  if (start < 0) throw new Error('docs/configuration.md has no "## Variables" section');
   const end = readme.indexOf('\n## ', start + 1);
   const section = readme.slice(start, end < 0 ? undefined : end);
   return new Set([...section.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((match) => match[1]!));
 }
 
-/** The names an app may be given: the contract's and the ones the README documents. */
+/** The names an app may be given: the contract's and the ones the docs document. */
 export const knownAppVariables = (): Set<string> =>
-  new Set([...CONTRACT_VARIABLES, ...readmeConfigurationVariables()]);
+  new Set([...CONTRACT_VARIABLES, ...documentedVariables()]);

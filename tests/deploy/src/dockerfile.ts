@@ -1,10 +1,18 @@
 // A Dockerfile as stages of instructions: enough to check what each build target copies and runs.
-// Follows the reference's rules for comments, parser directives and `\` line continuations.
+// dockerfile-ast reads the file (comments, parser directives, `\` continuations, flags). Exec forms
+// are read with JSON.parse, as Docker reads them: the library's own JSON strings drop the spaces
+// inside them (0.7.1), which would change a `node -e` health check.
+import { DockerfileParser, From, Keyword, ModifiableInstruction } from 'dockerfile-ast';
+import type { Instruction as Node } from 'dockerfile-ast';
 
 export interface Instruction {
   keyword: string;
-  /** Everything after the keyword, continuations joined. */
+  /** Everything after the keyword and its flags, continuations joined. */
   args: string;
+  /** The flags before the arguments: `--from=build` is `{ from: 'build' }`. */
+  flags: Record<string, string>;
+  /** The arguments: the strings of the exec form, else the words of the shell form. */
+  words: string[];
   /** The JSON array of the exec form (`CMD ["node", "x.js"]`), when the arguments are one. */
   exec?: string[];
   line: number;
@@ -16,27 +24,6 @@ export interface Stage {
   from: string;
   instructions: Instruction[];
 }
-
-export const KEYWORDS = new Set([
-  'ADD',
-  'ARG',
-  'CMD',
-  'COPY',
-  'ENTRYPOINT',
-  'ENV',
-  'EXPOSE',
-  'FROM',
-  'HEALTHCHECK',
-  'LABEL',
-  'MAINTAINER',
-  'ONBUILD',
-  'RUN',
-  'SHELL',
-  'STOPSIGNAL',
-  'USER',
-  'VOLUME',
-  'WORKDIR',
-]);
 
 function execForm(text: string): string[] | undefined {
   if (!text.trim().startsWith('[')) return undefined;
@@ -50,44 +37,38 @@ function execForm(text: string): string[] | undefined {
   }
 }
 
-/** The instructions in order; throws on an unknown keyword. */
-export function parseInstructions(text: string): Instruction[] {
-  const lines = text.split('\n');
-  const instructions: Instruction[] = [];
-  let pending: { parts: string[]; line: number } | undefined;
-  lines.forEach((raw, index) => {
-    const trimmed = raw.trim();
-    // Comments (and parser directives) are whole lines, also inside a continued instruction.
-    if (trimmed.startsWith('#')) return;
-    if (!pending && trimmed === '') return;
-    const continued = /\\\s*$/.test(raw);
-    const part = continued ? raw.replace(/\\\s*$/, '') : raw;
-    pending ??= { parts: [], line: index + 1 };
-    pending.parts.push(part.trim());
-    if (continued) return;
-    const whole = pending.parts.filter(Boolean).join(' ');
-    const match = /^(\S+)\s*(.*)$/.exec(whole);
-    if (match) {
-      const keyword = match[1]!.toUpperCase();
-      if (!KEYWORDS.has(keyword))
-        throw new Error(`line ${pending.line}: unknown instruction ${match[1]}`);
-      const args = match[2]!;
-      instructions.push({ keyword, args, exec: execForm(args), line: pending.line });
-    }
-    pending = undefined;
-  });
-  if (pending) throw new Error('the Dockerfile ends inside a continued line');
-  return instructions;
+/** Throws on an unknown keyword (dockerfile-ast keeps it as a plain instruction). */
+function toInstruction(node: Node): Instruction {
+  const keyword = node.getKeyword();
+  const line = node.getRange().start.line + 1;
+  if (!Object.values<string>(Keyword).includes(keyword))
+    throw new Error(`line ${line}: unknown instruction ${node.getInstruction()}`);
+  const args = node.getArgumentsContent() ?? '';
+  const flags = node instanceof ModifiableInstruction ? node.getFlags() : [];
+  const exec = execForm(args);
+  return {
+    keyword,
+    args,
+    flags: Object.fromEntries(flags.map((flag) => [flag.getName(), flag.getValue() ?? ''])),
+    words: exec ?? node.getArguments().map((argument) => argument.getValue()),
+    exec,
+    line,
+  };
 }
 
 /** The build stages, each with the instructions after its FROM. */
 export function parseStages(text: string): Stage[] {
   const stages: Stage[] = [];
-  for (const instruction of parseInstructions(text)) {
-    if (instruction.keyword === 'FROM') {
-      const match = /^(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?$/i.exec(instruction.args);
-      if (!match) throw new Error(`line ${instruction.line}: a FROM without an image`);
-      stages.push({ name: match[2] ?? String(stages.length), from: match[1]!, instructions: [] });
+  for (const node of DockerfileParser.parse(text).getInstructions()) {
+    const instruction = toInstruction(node);
+    if (node instanceof From) {
+      const image = node.getImage();
+      if (!image) throw new Error(`line ${instruction.line}: a FROM without an image`);
+      stages.push({
+        name: node.getBuildStage() ?? String(stages.length),
+        from: image,
+        instructions: [],
+      });
     } else if (stages.length > 0) {
       stages.at(-1)!.instructions.push(instruction);
     } else if (instruction.keyword !== 'ARG') {
@@ -98,34 +79,20 @@ export function parseStages(text: string): Stage[] {
 }
 
 /** A COPY's flags, sources and destination (shell form; the JSON form too). */
-export function copyParts(instruction: Instruction): {
+export function copyParts({ flags, words, line }: Instruction): {
   flags: Record<string, string>;
   sources: string[];
   destination: string;
 } {
-  const words = instruction.exec ?? instruction.args.split(/\s+/).filter(Boolean);
-  const flags: Record<string, string> = {};
-  while (words[0]?.startsWith('--')) {
-    const [flag, value = ''] = words.shift()!.slice(2).split('=');
-    flags[flag!] = value;
-  }
-  if (instruction.exec) {
-    // JSON form: flags come before the array in the arguments text.
-    const before = instruction.args.slice(0, instruction.args.indexOf('['));
-    for (const word of before.split(/\s+/).filter(Boolean)) {
-      const [flag, value = ''] = word.slice(2).split('=');
-      flags[flag!] = value;
-    }
-  }
-  const destination = words.pop();
-  if (!destination || words.length === 0)
-    throw new Error(`line ${instruction.line}: a COPY needs a source and a destination`);
-  return { flags, sources: words, destination };
+  const destination = words.at(-1);
+  if (!destination || words.length < 2)
+    throw new Error(`line ${line}: a COPY needs a source and a destination`);
+  return { flags, sources: words.slice(0, -1), destination };
 }
 
-/** A HEALTHCHECK's options and its command (exec form after `CMD`). */
-export function healthcheckCommand(instruction: Instruction): string[] | undefined {
-  const at = instruction.args.search(/\bCMD\b/);
-  if (at < 0) return undefined;
-  return execForm(instruction.args.slice(at + 3).trim());
+/** The command of `HEALTHCHECK [OPTIONS] CMD ["node", …]` (exec form), else undefined. */
+export function healthcheckCommand({ keyword, args, words }: Instruction): string[] | undefined {
+  const [subcommand] = words;
+  if (keyword !== 'HEALTHCHECK' || subcommand?.toUpperCase() !== 'CMD') return undefined;
+  return execForm(args.slice(subcommand.length));
 }

@@ -7,6 +7,7 @@ import type { ComposeService } from '../src/compose.js';
 import { knownAppVariables } from '../src/contract.js';
 import { parseStages } from '../src/dockerfile.js';
 import { parseEnvFile } from '../src/env-file.js';
+import { dockerfileHealthcheck } from '../src/health-check.js';
 import { asRecord, readRepoFile, repoFileExists } from '../src/repo.js';
 
 const APPS = ['ingress', 'worker', 'dashboard'] as const;
@@ -133,6 +134,14 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it("checks the partner-API stand-in's health route as its image does, on its port variable", () => {
+    const check = service('partner-api').healthcheck?.test ?? [];
+    expect(check.slice(0, 3)).toEqual(['CMD', 'node', '-e']);
+    expect(check[3]).toContain('process.env.SANDBOX_API_PORT');
+    expect(check[3]).toContain('/__sandbox/health');
+    expect(check.slice(1)).toEqual(dockerfileHealthcheck('partner-api'));
+  });
+
   it('points the apps at the compose services by default', () => {
     const worker = service('worker').environment!;
     for (const app of APPS) expect(service(app).environment?.REDIS_URL).toBe('redis://redis:6379');
@@ -148,7 +157,7 @@ describe('docker-compose.yml', () => {
     );
   });
 
-  it('gives the apps only variables the contract or the README defines', () => {
+  it('gives the apps only variables the contract or docs/configuration.md defines', () => {
     const known = knownAppVariables();
     for (const name of [...APPS, 'partner-api']) {
       for (const variable of Object.keys(service(name).environment ?? {}))

@@ -119,9 +119,14 @@ describe('Dockerfile', () => {
     });
   }
 
-  it('runs the partner-API stand-in for compose as node, from its bundle', () => {
+  it('runs the partner-API stand-in for compose as node, from its bundle, checking its health route', () => {
     expect(instructions('partner-api', 'USER').at(-1)?.args).toBe('node');
-    expect(instructions('partner-api', 'HEALTHCHECK')).toHaveLength(1);
+    const [healthcheck, ...more] = instructions('partner-api', 'HEALTHCHECK');
+    expect(more).toEqual([]);
+    const command = healthcheckCommand(healthcheck!);
+    expect(command?.slice(0, 2)).toEqual(['node', '-e']);
+    expect(command?.[2]).toContain('process.env.SANDBOX_API_PORT');
+    expect(command?.[2]).toContain('/__sandbox/health');
     expect(instructions('partner-api', 'CMD').at(-1)?.exec).toEqual([
       'node',
       'deploy/partner-api/dist/main.mjs',

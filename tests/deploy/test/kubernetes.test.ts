@@ -167,7 +167,7 @@ describe('deploy/k8s', () => {
     expect(find('Deployment', 'partner-webhooks-worker')).not.toHaveProperty('spec.replicas');
   });
 
-  it('names only the contract’s or the README’s variables in the ConfigMap and the Secret', () => {
+  it('names only the contract’s or docs/configuration.md’s variables in the ConfigMap and the Secret', () => {
     const known = knownAppVariables();
     for (const variable of [...Object.keys(configMap.data), ...Object.keys(secret.stringData)])
       expect(known, variable).toContain(variable);

@@ -1,6 +1,6 @@
 // The README's first run, as a newcomer does it: `npm start`, then `npm run send -- … --wait`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acknowledgementSchema } from '@pw/shared';
+import { acknowledgementSchema, DEV_WEBHOOK_SECRET, sampleEvent, signEvent } from '@pw/shared';
 import type { WebhookOutcome } from '@pw/shared';
 import { startSystem } from './system.js';
 import type { RunningSystem } from './system.js';
@@ -41,6 +41,25 @@ describe('npm start with nothing configured', () => {
     expect(keys.sort()).toEqual(
       ack.actions_triggered.map((action) => `${ack.webhook_id}:${action}`).sort(),
     );
+  });
+
+  it('a field with CR/LF in a logged value stays on its own line: no forged log line', async () => {
+    const forged = '09:00:00 ingress   info  FORGED webhook accepted';
+    const event = signEvent(
+      { ...sampleEvent('quote'), quote_id: `Q-crlf\r\n${forged}\n\u001b[2J` },
+      DEV_WEBHOOK_SECRET,
+    );
+    const response = await fetch(`${system.url.ingress}/webhooks/quote-status`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(event),
+    });
+    expect(response.status).toBe(200);
+    // The id is printed JSON-quoted, escapes and all, on the line of the message that logs it.
+    await system.run.printed('"Q-crlf\\r\\n09:00:00 ingress');
+    const lines = system.run.output.split(/\r?\n/);
+    expect(lines.filter((line) => line.startsWith('09:00:00 ingress'))).toEqual([]);
+    expect(system.run.output).not.toContain('\u001b[2J');
   });
 
   it('Ctrl-C stops everything with exit code 0, and no secret was logged', async () => {

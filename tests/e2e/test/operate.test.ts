@@ -1,12 +1,11 @@
 // An operator's day: a delivery partly fails, the dashboard shows it (API and board), the cause
 // is fixed, the failure is replayed; routing rules are changed live; the metrics add up.
 import { mkdirSync } from 'node:fs';
-import { chromium } from 'playwright-core';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acknowledgementSchema, DEV_WEBHOOK_SECRET, sampleEvent, signEvent } from '@pw/shared';
 import type { WebhookOutcome } from '@pw/shared';
-import { repoRoot } from '@pw/test-utils';
+import { launchChromium, repoRoot } from '@pw/test-utils';
 import { startSystem } from './system.js';
 import type { RunningSystem } from './system.js';
 
@@ -31,20 +30,9 @@ const api = (path: string, init: RequestInit = {}) =>
     headers: { authorization: basic, 'content-type': 'application/json', ...init.headers },
   });
 
-/** A headless Debian chromium logged in to the dashboard. */
+/** A headless Chromium logged in to the dashboard. */
 async function withBrowser(use: (context: BrowserContext) => Promise<void>): Promise<void> {
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  const browser = await launchChromium();
   try {
     await use(
       await browser.newContext({

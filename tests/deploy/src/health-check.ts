@@ -1,0 +1,29 @@
+// The health-check commands of docker-compose.yml and the Dockerfile (`node -e …`), run the way
+// Docker runs them in a container: with the container's environment, judged by the exit code.
+import { execFile } from 'node:child_process';
+import { healthcheckCommand, parseStages } from './dockerfile.js';
+import { readRepoFile } from './repo.js';
+
+/** The exec-form command of the HEALTHCHECK of the Dockerfile's `target`. */
+export function dockerfileHealthcheck(target: string): string[] {
+  const instruction = parseStages(readRepoFile('Dockerfile'))
+    .find((stage) => stage.name === target)
+    ?.instructions.find((candidate) => candidate.keyword === 'HEALTHCHECK');
+  const command = instruction && healthcheckCommand(instruction);
+  if (!command) throw new Error(`the Dockerfile's ${target} target has no exec-form HEALTHCHECK`);
+  return command;
+}
+
+/** Runs a `node …` health-check command with `env` added; resolves with its exit code. */
+export function runHealthCheck(command: string[], env: Record<string, string>): Promise<number> {
+  const [file, ...args] = command;
+  if (file !== 'node') throw new TypeError(`health checks here run node, not ${file}`);
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      args,
+      { env: { ...process.env, ...env }, timeout: 10_000 },
+      (error) => resolve(error ? Number(error.code ?? 1) : 0),
+    );
+  });
+}
