@@ -1,4 +1,18 @@
 import { createHash } from 'node:crypto';
+import type {
+  ContentObject,
+  ExampleObject,
+  HeaderObject,
+  HeadersObject,
+  OpenAPIObject,
+  OperationObject,
+  PathItemObject,
+  ReferenceObject,
+  ResponseObject,
+  SchemaObject,
+  ServerObject,
+  TagObject,
+} from 'openapi3-ts/oas31';
 import { z } from 'zod';
 import { DEV_WEBHOOK_SECRET } from '../config/signing-env.js';
 import { acknowledgementSchema, errorBodySchema } from '../events/acknowledgement.js';
@@ -15,17 +29,31 @@ import { signEvent } from '../signing/signature.js';
 // The ingress's OpenAPI 3.1 document, written from the live zod schemas, the event registry, the
 // default routing rules and the error table: nothing in it is typed by hand but the prose.
 
-type Json = Record<string, unknown>;
-
-export interface OpenApiServer {
-  url: string;
-  description?: string;
-  variables?: Record<string, { default: string; description?: string }>;
+// openapi3-ts's types let any member through in three places (a response under `responses`, an
+// example, a tag); these narrow them, so that tsc refuses a misspelt member there too.
+type Example = Pick<ExampleObject, 'summary' | 'description' | 'value' | 'externalValue'>;
+type Tag = Pick<TagObject, 'name' | 'description' | 'externalDocs'>;
+interface Operation extends OperationObject {
+  responses: Record<string, ResponseObject>;
 }
+interface PathItem extends PathItemObject {
+  get?: Operation;
+  post?: Operation;
+}
+interface Document extends OpenAPIObject {
+  tags: Tag[];
+  paths: Record<string, PathItem>;
+}
+
+/**
+ * openapi3-ts's OpenAPIObject written out as a type literal rather than an interface, so that the
+ * document still goes wherever any JSON object does (`Record<string, unknown>`).
+ */
+export type OpenApiDocument = { [K in keyof OpenAPIObject]: OpenAPIObject[K] };
 
 export interface OpenApiOptions {
   /** Where the ingress answers; the default, `/`, is the host that served the document. */
-  servers?: OpenApiServer[];
+  servers?: ServerObject[];
 }
 
 /** The moment every example happened, so the document is the same on every build. */
@@ -33,13 +61,15 @@ const EXAMPLE_TIME = new Date('2026-11-21T10:00:00.000Z');
 const EXAMPLE_ACK_TIME = new Date(EXAMPLE_TIME.getTime() + 42).toISOString();
 
 /** A zod schema as a JSON Schema (draft 2020-12, the dialect of OpenAPI 3.1). */
-function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): SchemaObject {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
     target: 'draft-2020-12',
     io,
     unrepresentable: 'throw',
   });
-  return rest;
+  // zod's JSON Schema type is looser than openapi3-ts's (`items` may be an array, say); what
+  // zod writes for these schemas is the 2020-12 dialect OpenAPI 3.1 takes.
+  return rest as SchemaObject;
 }
 
 /** `quote.status_changed` → `QuoteStatusChanged`. */
@@ -107,7 +137,7 @@ function webhookExamples(definition: EventDefinition): WebhookExample[] {
 }
 
 /** The refusal body with `code` narrowed to the codes a status can carry. */
-function refusalSchema(codes: ErrorCode[]): Json {
+function refusalSchema(codes: ErrorCode[]): SchemaObject {
   const [first, ...rest] = codes;
   return jsonSchema(
     errorBodySchema.extend({
@@ -117,7 +147,7 @@ function refusalSchema(codes: ErrorCode[]): Json {
   );
 }
 
-const retryAfter = (description: string) => ({
+const retryAfter = (description: string): HeadersObject => ({
   'Retry-After': { description, schema: { type: 'integer', minimum: 0 } },
 });
 
@@ -125,7 +155,7 @@ const ONLY_WITH_A_LIMIT =
   'Sent on every answer of a webhook endpoint when INGRESS_RATE_LIMIT is above 0.';
 
 /** The IETF draft-6 rate-limit headers the ingress's limiter sets. */
-export const RATE_LIMIT_HEADERS: Record<string, Json> = {
+export const RATE_LIMIT_HEADERS: Record<string, HeaderObject> = {
   'RateLimit-Policy': {
     description: `The limit and its window in seconds, such as \`3;w=1\`. ${ONLY_WITH_A_LIMIT}`,
     schema: { type: 'string' },
@@ -144,8 +174,11 @@ export const RATE_LIMIT_HEADERS: Record<string, Json> = {
   },
 };
 
-const rateLimitHeaderRefs = Object.fromEntries(
-  Object.keys(RATE_LIMIT_HEADERS).map((name) => [name, { $ref: `#/components/headers/${name}` }]),
+const rateLimitHeaderRefs: HeadersObject = Object.fromEntries(
+  Object.keys(RATE_LIMIT_HEADERS).map((name): [string, ReferenceObject] => [
+    name,
+    { $ref: `#/components/headers/${name}` },
+  ]),
 );
 
 /** What a sender should know of each server-side answer. */
@@ -156,7 +189,7 @@ const SERVER_ERRORS: Record<number, string> = {
 };
 
 /** The refusals a webhook POST can get, one response per status. */
-function refusals(): Record<string, Json> {
+function refusals(): Record<string, ResponseObject> {
   const codesByStatus = new Map<number, ErrorCode[]>();
   for (const [code, { status }] of Object.entries(ERROR_CODES) as [
     ErrorCode,
@@ -166,9 +199,9 @@ function refusals(): Record<string, Json> {
     if (code === 'not_found' || code === 'method_not_allowed') continue;
     codesByStatus.set(status, [...(codesByStatus.get(status) ?? []), code]);
   }
-  const responses: Record<string, Json> = {};
+  const responses: Record<string, ResponseObject> = {};
   for (const [status, codes] of [...codesByStatus].sort(([a], [b]) => a - b)) {
-    const headers = {
+    const headers: HeadersObject = {
       ...(status === 429 ? retryAfter('Seconds until this sender may send again') : {}),
       ...(status === 503
         ? retryAfter(`Seconds to wait before retrying (${UNAVAILABLE_RETRY_AFTER_SECONDS})`)
@@ -192,7 +225,7 @@ function refusals(): Record<string, Json> {
  * One webhook endpoint's operation. Long because it is the operation's literal shape, as OpenAPI
  * lays it out; the parts that vary (examples, refusals) are built by the functions above.
  */
-function webhookOperation(definition: EventDefinition): Json {
+function webhookOperation(definition: EventDefinition): Operation {
   const name = schemaName(definition);
   const examples = webhookExamples(definition);
   const rules = DEFAULT_RULES.filter((rule) => rule.event_type === definition.type);
@@ -225,7 +258,7 @@ function webhookOperation(definition: EventDefinition): Json {
         'application/json': {
           schema: { $ref: `#/components/schemas/${name}` },
           examples: Object.fromEntries(
-            examples.map((example) => [
+            examples.map((example): [string, Example] => [
               exampleKey(example),
               {
                 summary: `${definition.statusField} ${example.status}`,
@@ -246,7 +279,7 @@ function webhookOperation(definition: EventDefinition): Json {
           'application/json': {
             schema: { $ref: '#/components/schemas/Acknowledgement' },
             examples: Object.fromEntries(
-              examples.map((example) => [
+              examples.map((example): [string, Example] => [
                 exampleKey(example),
                 {
                   summary:
@@ -272,10 +305,10 @@ const statusSchema = (status: string, extra: z.ZodRawShape = {}) =>
  * The ingress's OpenAPI 3.1 document. Long because it is the document's literal top level (info,
  * servers, tags, the health and metrics paths); each webhook operation is built apart.
  */
-export function openApiDocument(options: OpenApiOptions = {}): Json {
+export function openApiDocument(options: OpenApiOptions = {}): OpenApiDocument {
   const definitions = Object.values(EVENT_REGISTRY);
-  const json = (schema: Json) => ({ 'application/json': { schema } });
-  return {
+  const json = (schema: SchemaObject): ContentObject => ({ 'application/json': { schema } });
+  const document: Document = {
     openapi: '3.1.0',
     info: {
       title: 'partner-webhooks ingress',
@@ -359,4 +392,5 @@ export function openApiDocument(options: OpenApiOptions = {}): Json {
       headers: RATE_LIMIT_HEADERS,
     },
   };
+  return document;
 }
