@@ -35,7 +35,7 @@ const outcomes = new OutcomeStore(redis, {
 
 const app = createDashboard({
   queues: [webhooks, actions],
-  operator: new Operator({ webhooks, actions }, outcomes),
+  operator: new Operator(actions, outcomes),
   rules: new RulesStore(redis, {
     queuePrefix: prefix,
     seed: config.actions.rules ?? DEFAULT_RULES,

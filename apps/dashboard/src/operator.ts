@@ -1,6 +1,6 @@
 import type { Job, Queue } from 'bullmq';
 import { actionJobId, isActionName } from '@pw/shared';
-import type { ActionJobData, OutcomeStore, WebhookJobData } from '@pw/shared';
+import type { ActionJobData, OutcomeStore } from '@pw/shared';
 
 export interface DeadLetter {
   webhook_id: string;
@@ -19,12 +19,12 @@ export interface DeadLetterFilter {
 /** What operators do with deliveries: read outcomes, list dead letters, replay failed actions. */
 export class Operator {
   constructor(
-    private readonly queues: { webhooks: Queue<WebhookJobData>; actions: Queue<ActionJobData> },
+    private readonly actions: Queue<ActionJobData>,
     private readonly outcomes: OutcomeStore,
   ) {}
 
   outcome(webhookId: string) {
-    return this.outcomes.get(webhookId, this.queues.webhooks);
+    return this.outcomes.get(webhookId);
   }
 
   /** Replays the failed actions of one webhook; returns their names (none: nothing had failed). */
@@ -34,7 +34,7 @@ export class Operator {
     const replayed: string[] = [];
     for (const action of outcome.actions.filter((a) => a.state === 'failed')) {
       const job = isActionName(action.name)
-        ? await this.queues.actions.getJob(actionJobId(webhookId, action.name))
+        ? await this.actions.getJob(actionJobId(webhookId, action.name))
         : undefined;
       if (job && (await this.replay(job))) replayed.push(action.name);
     }
@@ -67,7 +67,7 @@ export class Operator {
   }
 
   private async failedJobs(filter: DeadLetterFilter): Promise<Job<ActionJobData>[]> {
-    const jobs = await this.queues.actions.getFailed(0, -1);
+    const jobs = await this.actions.getFailed(0, -1);
     return jobs.filter(
       (job) =>
         (!filter.action || job.data.action === filter.action) &&

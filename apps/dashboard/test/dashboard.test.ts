@@ -90,7 +90,7 @@ beforeAll(() => {
   );
   app = createDashboard({
     queues: [webhooks, actions],
-    operator: new Operator({ webhooks, actions }, outcomes),
+    operator: new Operator(actions, outcomes),
     rules: new RulesStore(redis, { queuePrefix: prefix, seed: DEFAULT_RULES }),
     metrics: createDashboardMetrics([webhooks, actions]),
     log: createLogger({ name: 'dashboard-test', level: 'silent' }),
@@ -175,7 +175,7 @@ describe('webhook status, dead letters and replay', () => {
     expect((await get('/api/webhooks/wh_unknown')).status).toBe(404);
   });
 
-  it('a queued webhook the worker has not taken yet is `queued`', async () => {
+  it('a webhook whose actions all wait is `queued`', async () => {
     const data: WebhookJobData = {
       webhook_id: 'wh_queued0000000000000000',
       event_type: 'quote.status_changed',
@@ -184,7 +184,7 @@ describe('webhook status, dead letters and replay', () => {
       actions: ['notify_customer'],
       event: {},
     };
-    await webhooks.add(data.event_type, data, { jobId: data.webhook_id });
+    await outcomes.open(data);
     const body = (await get(`/api/webhooks/${data.webhook_id}`)).body as {
       state: string;
       actions: { state: string }[];

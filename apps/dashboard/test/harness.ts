@@ -58,7 +58,7 @@ export function startDashboard(options: { publicUrl?: string } = {}): DashboardH
   });
   const app = createDashboard({
     queues: [webhooks, actions],
-    operator: new Operator({ webhooks, actions }, outcomes),
+    operator: new Operator(actions, outcomes),
     rules: new RulesStore(redis, { queuePrefix: prefix, seed: DEFAULT_RULES }),
     metrics: createDashboardMetrics([webhooks, actions]),
     log: createLogger({ name: 'dashboard-test', level: 'info', destination }),

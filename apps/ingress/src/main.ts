@@ -14,6 +14,7 @@ import {
   effectiveRules,
   LiveRules,
   onShutdownSignals,
+  OutcomeStore,
   QUEUE_NAMES,
   redisHosts,
   RulesStore,
@@ -55,10 +56,14 @@ function serve(): void {
 
   const { rules, rulesSubscriber } = liveRoutingRules(redis);
 
+  const outcomes = new OutcomeStore(redis, {
+    queuePrefix: config.QUEUE_PREFIX,
+    recordTtlSeconds: config.RECORD_TTL_SECONDS,
+  });
   const metrics = new IngressMetrics();
   collectDefaultMetrics({ register: metrics.registry });
   const app = createApp({
-    intake: new WebhookIntake(queue, {
+    intake: new WebhookIntake(queue, outcomes, {
       queuePrefix: config.QUEUE_PREFIX,
       dedupWindowSeconds: config.DEDUP_WINDOW_SECONDS,
       maxClockSkewSeconds: config.MAX_CLOCK_SKEW_SECONDS,

@@ -1,8 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Job } from 'bullmq';
 import type { Queue } from 'bullmq';
-import { RetryableError, webhookJobOptions } from '@pw/shared';
-import type { Acknowledgement, ActionName, ErrorCode, EventType, WebhookJobData } from '@pw/shared';
+import { OPEN_ACCEPTED_COMMAND, RetryableError, webhookJobOptions } from '@pw/shared';
+import type {
+  Acknowledgement,
+  ActionName,
+  ErrorCode,
+  EventType,
+  OutcomeStore,
+  WebhookJobData,
+} from '@pw/shared';
 
 export interface IntakeSettings {
   queuePrefix: string;
@@ -34,7 +41,6 @@ export interface IncomingWebhook {
 
 interface Pending {
   job: Job<WebhookJobData>;
-  ack: Acknowledgement;
   resolve(accepted: AcceptedWebhook): void;
   reject(error: unknown): void;
 }
@@ -57,7 +63,7 @@ export function newWebhookId(): string {
   return `wh_${id}`;
 }
 
-/** The first ack, rebuilt from the job the first delivery added. */
+/** The ack of a webhook, from its job: the first delivery's and every repeat's. */
 const ackOf = (data: WebhookJobData): Acknowledgement => ({
   received: true,
   processed_at: data.received_at,
@@ -76,7 +82,8 @@ const unavailable = (cause?: unknown) =>
  * add, with the SHA-256 of the event's canonical JSON as its deduplication id for
  * `DEDUP_WINDOW_SECONDS`. Either the job and its deduplication key are both written or neither
  * is, so a failure leaves nothing half done. A repeat gets the id of the first job, whose data
- * holds the first ack. Webhooks that arrive together are sent in one pipeline (one round trip):
+ * holds the first ack. Right after each add, in the same pipeline, the webhook's outcome record
+ * is opened (`queued`) when the add created the job. Webhooks that arrive together are sent in one pipeline (one round trip):
  * the first of a batch is sent once the current turn of the event loop is over, so a lone
  * request waits for nothing.
  */
@@ -93,8 +100,12 @@ export class WebhookIntake {
    */
   private readonly dedupSeconds: number;
 
+  /** Whether the queue's client has the command that opens outcome records. */
+  private recordCommandDefined = false;
+
   constructor(
     private readonly queue: Queue<WebhookJobData>,
+    private readonly outcomes: OutcomeStore,
     private readonly settings: IntakeSettings,
   ) {
     this.dedupSeconds = settings.dedupWindowSeconds + settings.maxClockSkewSeconds + 60;
@@ -102,18 +113,13 @@ export class WebhookIntake {
 
   accept(incoming: IncomingWebhook, now = new Date()): Promise<AcceptedWebhook> {
     const digest = createHash('sha256').update(incoming.canonical).digest('hex');
-    const ack: Acknowledgement = {
-      received: true,
-      processed_at: now.toISOString(),
-      webhook_id: newWebhookId(),
-      actions_triggered: incoming.actions,
-    };
+    const webhookId = newWebhookId();
     const data: WebhookJobData = {
-      webhook_id: ack.webhook_id,
+      webhook_id: webhookId,
       event_type: incoming.eventType,
       entity_id: incoming.entityId,
-      received_at: ack.processed_at,
-      actions: ack.actions_triggered,
+      received_at: now.toISOString(),
+      actions: incoming.actions,
       event: incoming.event,
     };
     const job = new Job(
@@ -121,16 +127,16 @@ export class WebhookIntake {
       incoming.eventType,
       data,
       {
-        ...webhookJobOptions(ack.webhook_id, {
+        ...webhookJobOptions(webhookId, {
           recordTtlSeconds: this.settings.recordTtlSeconds,
           dedupWindowSeconds: this.dedupSeconds,
         }),
         deduplication: { id: digest, ttl: this.dedupSeconds * 1000 },
       },
-      ack.webhook_id,
+      webhookId,
     );
     return new Promise((resolve, reject) => {
-      this.pending.push({ job, ack, resolve, reject });
+      this.pending.push({ job, resolve, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => void this.flush());
@@ -148,8 +154,15 @@ export class WebhookIntake {
     let results: [Error | null, unknown][] | null;
     try {
       const client = await this.queue.backend.client;
+      if (!this.recordCommandDefined) {
+        client.defineCommand(OPEN_ACCEPTED_COMMAND.name, OPEN_ACCEPTED_COMMAND);
+        this.recordCommandDefined = true;
+      }
       const pipeline = client.pipeline();
-      for (const entry of batch) void entry.job.addJob(pipeline);
+      for (const { job } of batch) {
+        void job.addJob(pipeline);
+        this.outcomes.openAccepted(pipeline, job.data, this.queue.toKey(job.data.webhook_id));
+      }
       results = await pipeline.exec();
     } catch (error) {
       for (const entry of batch) entry.reject(unavailable(error));
@@ -157,9 +170,12 @@ export class WebhookIntake {
     }
     const repeats: { entry: Pending; firstId: string }[] = [];
     batch.forEach((entry, index) => {
-      const [error, id] = results?.[index] ?? [new Error('no reply'), null];
+      // Two replies per webhook: the add's (the job id) and the record's (not needed: the worker
+      // opens the record too, should this one have failed).
+      const [error, id] = results?.[2 * index] ?? [new Error('no reply'), null];
       if (error || typeof id !== 'string') entry.reject(unavailable(error));
-      else if (id === entry.ack.webhook_id) entry.resolve({ ack: entry.ack, duplicate: false });
+      else if (id === entry.job.data.webhook_id)
+        entry.resolve({ ack: ackOf(entry.job.data), duplicate: false });
       else repeats.push({ entry, firstId: id });
     });
     if (repeats.length > 0) await this.answerRepeats(repeats);
@@ -174,7 +190,7 @@ export class WebhookIntake {
           // Without the first job (deleted by hand within the window) the event was still
           // delivered: answer with its id rather than run it again.
           entry.resolve({
-            ack: first ? ackOf(first.data) : { ...entry.ack, webhook_id: firstId },
+            ack: ackOf(first ? first.data : { ...entry.job.data, webhook_id: firstId }),
             duplicate: true,
           });
         } catch (error) {

@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import request from 'supertest';
-import { createLogger, DEFAULT_RULES, QUEUE_NAMES } from '@pw/shared';
+import { createLogger, DEFAULT_RULES, OutcomeStore, QUEUE_NAMES } from '@pw/shared';
 import type { RoutingRule, WebhookJobData } from '@pw/shared';
 import {
   deleteKeys,
@@ -60,12 +60,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     dedupWindowSeconds: 604_800,
     ...options.settings,
   };
+  const outcomeSettings = { queuePrefix: prefix, recordTtlSeconds: 604_800 };
   const app = createApp({
-    intake: new WebhookIntake(queue, {
-      queuePrefix: prefix,
+    intake: new WebhookIntake(queue, new OutcomeStore(redis, outcomeSettings), {
       dedupWindowSeconds: settings.dedupWindowSeconds,
       maxClockSkewSeconds: settings.maxClockSkewSeconds,
-      recordTtlSeconds: 604_800,
+      ...outcomeSettings,
     }),
     now: options.now,
     rules: { current: () => options.rules ?? DEFAULT_RULES },

@@ -5,6 +5,7 @@ import {
   errorBodySchema,
   EVENT_REGISTRY,
   eventDefinitionByKind,
+  OutcomeStore,
   RATE_LIMIT_HEADERS,
   sign,
   signEvent,
@@ -27,6 +28,9 @@ afterEach(async () => {
 });
 
 const post = (path: string, body: unknown) => postJson(harness.app, path, body);
+/** The outcome records, as the dashboard reads them. */
+const records = () =>
+  new OutcomeStore(harness.inspect, { queuePrefix: harness.prefix, recordTtlSeconds: 60 });
 
 /** A rejection has the contract's body, and left nothing behind in Redis. */
 async function expectRejected(response: request.Response, status: number, code: string) {
@@ -51,6 +55,21 @@ describe.each(KINDS)('%s endpoint', (kind) => {
     expect(job?.data.event).toMatchObject({ unknown_member: { nested: true } });
     expect(job?.data.event).not.toHaveProperty('signature');
     expect(await jobCount(harness)).toBe(1);
+  });
+
+  it('opens the outcome record with the ack: queued, every action of the ack waiting', async () => {
+    const event = signedEvent(kind, { status: kind === 'sales' ? 'converted' : 'active' });
+    const ack = acknowledgementSchema.parse((await post(pathOf(kind), event)).body);
+    const outcome = await records().get(ack.webhook_id);
+    expect(outcome).toMatchObject({
+      webhook_id: ack.webhook_id,
+      event_type: EVENT_REGISTRY[eventDefinitionByKind(kind).type].type,
+      received_at: ack.processed_at,
+      state: 'queued',
+    });
+    expect(outcome?.actions.map((action) => [action.name, action.state])).toEqual(
+      ack.actions_triggered.map((name) => [name, 'waiting']),
+    );
   });
 
   it('rejects a body that is not a JSON object with 422', async () => {
@@ -295,6 +314,24 @@ describe('duplicates', () => {
     expect(again.body).toEqual(first.body);
     expect(third.body).toEqual(first.body);
     expect(await jobCount(harness)).toBe(1);
+  });
+
+  it('a repeat opens no record under a webhook id of its own', async () => {
+    const event = signedEvent('sales');
+    const first = acknowledgementSchema.parse((await post(path, event)).body);
+    const seen: string[] = [];
+    const spy = harness.inspect.duplicate();
+    spy.on('message', (_channel: string, id: string) => seen.push(id));
+    await spy.subscribe(records().channel);
+    await post(path, event);
+    // A different event, whose record is announced after the repeat's would have been.
+    const other = acknowledgementSchema.parse((await post(path, signedEvent('sales'))).body);
+    await expect.poll(() => seen).toContain(other.webhook_id);
+    spy.disconnect();
+    expect(seen).toEqual([other.webhook_id]);
+    expect(first.webhook_id).not.toBe(other.webhook_id);
+    const outcomeKeys = await keysUnder(harness.inspect, harness.prefix, 'outcome:*');
+    expect(outcomeKeys).toHaveLength(2);
   });
 
   it('20 concurrent deliveries of one event make one job and one webhook_id', async () => {

@@ -1,14 +1,6 @@
 // `npm run send`: sign and post sample events, print each answer as one JSON line; with --wait,
 // then each webhook's outcome record once all its actions have finished.
-import { Queue } from 'bullmq';
-import {
-  acknowledgementSchema,
-  createRedis,
-  duplicateRedis,
-  OutcomeStore,
-  QUEUE_NAMES,
-} from '@pw/shared';
-import type { WebhookJobData } from '@pw/shared';
+import { acknowledgementSchema, createRedis, duplicateRedis, OutcomeStore } from '@pw/shared';
 import { loadSendConfig } from './config.js';
 import type { SendConfig } from './config.js';
 import { parseSendArgs, sendEvents } from './send.js';
@@ -17,10 +9,6 @@ import type { SendResult } from './send.js';
 async function printOutcomes(results: SendResult[], config: SendConfig, timeoutSeconds: number) {
   const redis = createRedis(config.REDIS_URL, config.REDIS_CLUSTER, { maxRetriesPerRequest: 1 });
   const subscriber = duplicateRedis(redis);
-  const queue = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, {
-    connection: redis,
-    prefix: config.QUEUE_PREFIX,
-  });
   const store = new OutcomeStore(redis, { queuePrefix: config.QUEUE_PREFIX, recordTtlSeconds: 0 });
   try {
     for (const result of results) {
@@ -28,12 +16,10 @@ async function printOutcomes(results: SendResult[], config: SendConfig, timeoutS
       if (!ack.success) continue;
       const outcome = await store.waitUntilFinished(ack.data.webhook_id, subscriber, {
         timeoutMs: timeoutSeconds * 1000,
-        webhooksQueue: queue,
       });
       process.stdout.write(`${JSON.stringify(outcome)}\n`);
     }
   } finally {
-    await queue.close();
     subscriber.disconnect();
     redis.disconnect();
   }

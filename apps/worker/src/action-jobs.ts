@@ -11,33 +11,35 @@ export interface RetryDefaults {
 /** The custom backoff type: the worker's strategy reads the policy from the job. */
 export const BACKOFF_TYPE = 'partner-webhooks';
 
-/** The action jobs of a webhook, with each action's attempts and backoff. */
+/**
+ * The action jobs of a webhook, one per action of its ack, with each action's attempts and
+ * backoff. An action disabled since the ingress chose it gets its job too: the action processor
+ * records it as skipped, so the outcome record lists every action of the ack.
+ */
 export function actionJobs(
   webhook: WebhookJobData,
   config: ActionsConfig,
   defaults: RetryDefaults,
 ): { name: string; data: ActionJobData; opts: JobsOptions }[] {
-  return webhook.actions
-    .filter((action) => config.actions[action]?.enabled !== false)
-    .map((action) => {
-      const settings = config.actions[action];
-      return {
-        name: action,
-        data: {
-          webhook_id: webhook.webhook_id,
-          action,
-          event_type: webhook.event_type,
-          event: webhook.event,
-          backoff: settings?.backoff ?? defaults.backoff,
-          entity_id: webhook.entity_id,
-        },
-        opts: {
-          jobId: actionJobId(webhook.webhook_id, action),
-          attempts: settings?.attempts ?? defaults.attempts,
-          backoff: { type: BACKOFF_TYPE },
-          removeOnComplete: { age: defaults.recordTtlSeconds },
-          removeOnFail: { age: defaults.recordTtlSeconds },
-        },
-      };
-    });
+  return webhook.actions.map((action) => {
+    const settings = config.actions[action];
+    return {
+      name: action,
+      data: {
+        webhook_id: webhook.webhook_id,
+        action,
+        event_type: webhook.event_type,
+        event: webhook.event,
+        backoff: settings?.backoff ?? defaults.backoff,
+        entity_id: webhook.entity_id,
+      },
+      opts: {
+        jobId: actionJobId(webhook.webhook_id, action),
+        attempts: settings?.attempts ?? defaults.attempts,
+        backoff: { type: BACKOFF_TYPE },
+        removeOnComplete: { age: defaults.recordTtlSeconds },
+        removeOnFail: { age: defaults.recordTtlSeconds },
+      },
+    };
+  });
 }

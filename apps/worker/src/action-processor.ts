@@ -7,6 +7,7 @@ import type {
   ActionsConfig,
   Logger,
   OutcomeStore,
+  SkipReason,
 } from '@pw/shared';
 import { ActionLimits } from './action-limits.js';
 import { boundApi } from './actions/action.js';
@@ -50,7 +51,7 @@ export async function processAction(
   deps: ActionProcessorDeps,
   token?: string,
   signal: AbortSignal = new AbortController().signal,
-): Promise<Outcome | { skipped: 'stale' }> {
+): Promise<Outcome | { skipped: SkipReason }> {
   const { webhook_id: webhookId, action } = job.data;
   const attempt = job.attemptsMade + 1;
   const run: Try = {
@@ -60,7 +61,8 @@ export async function processAction(
     log: deps.log.child({ webhook_id: webhookId, action, job_id: job.id, attempt }),
     signal,
   };
-  if (await skippedAsStale(job, run, deps)) return { skipped: 'stale' };
+  if (run.settings?.enabled === false) return skip(job, run, deps, 'disabled');
+  if (await isStale(job, run, deps)) return skip(job, run, deps, 'stale');
   const limited = run.settings && ActionLimits.applies(run.settings) ? run.settings : undefined;
   if (limited) await takeSlot(job, limited, deps, token);
   try {
@@ -70,20 +72,35 @@ export async function processAction(
   }
 }
 
-/** True (and recorded) when the action changes state and a newer event came first. */
-async function skippedAsStale(
+/** True when the action changes state and a newer event for its entity came first. */
+async function isStale(
   job: Job<ActionJobData>,
   run: Try,
   deps: ActionProcessorDeps,
 ): Promise<boolean> {
-  const { webhook_id: webhookId, action, event_type: eventType, entity_id: entityId } = job.data;
+  const { event_type: eventType, entity_id: entityId } = job.data;
   if (!(run.settings?.skip_when_stale ?? run.definition.changesState)) return false;
   if (entityId === undefined) return false;
-  if (!(await deps.order.isStale(eventType, entityId, job.data.event))) return false;
-  await deps.outcomes.skipped(webhookId, action, 'stale');
-  deps.metrics.actions.inc({ action, outcome: 'skipped_stale' });
-  run.log.info('action skipped: a newer event for the same entity came first');
-  return true;
+  return deps.order.isStale(eventType, entityId, job.data.event);
+}
+
+const SKIP_MESSAGES: Record<SkipReason, string> = {
+  stale: 'action skipped: a newer event for the same entity came first',
+  disabled: 'action skipped: ACTIONS_CONFIG disables it',
+};
+
+/** Completes the action without a call, and says why. */
+async function skip(
+  job: Job<ActionJobData>,
+  run: Try,
+  deps: ActionProcessorDeps,
+  reason: SkipReason,
+): Promise<{ skipped: SkipReason }> {
+  const { webhook_id: webhookId, action } = job.data;
+  await deps.outcomes.skipped(webhookId, action, reason);
+  deps.metrics.actions.inc({ action, outcome: `skipped_${reason}` });
+  run.log.info(SKIP_MESSAGES[reason]);
+  return { skipped: reason };
 }
 
 /** Takes a slot under the action's limits, or moves the job back to wait for one. */

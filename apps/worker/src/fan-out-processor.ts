@@ -27,11 +27,9 @@ export interface FanOutDeps {
  */
 export async function fanOutWebhook(job: Job<WebhookJobData>, deps: FanOutDeps): Promise<void> {
   const { data } = job;
-  // Actions disabled in ACTIONS_CONFIG since the ingress chose them are left out here too.
-  const jobs = actionJobs(data, deps.actionsConfig, deps.retry);
   const stale = await deps.order.takeIn(data.event_type, data.entity_id, data.event);
-  await deps.outcomes.open({ ...data, actions: jobs.map((entry) => entry.data.action) }, stale);
-  await deps.actionsQueue.addBulk(jobs);
+  await deps.outcomes.open(data, stale);
+  await deps.actionsQueue.addBulk(actionJobs(data, deps.actionsConfig, deps.retry));
   deps.metrics.webhooks.inc({ event_type: data.event_type });
   deps.log.info(
     { webhook_id: data.webhook_id, job_id: job.id, actions: data.actions },

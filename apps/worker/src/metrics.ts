@@ -14,7 +14,7 @@ export class WorkerMetrics {
     const registers = [registry];
     this.actions = new Counter({
       name: 'actions_total',
-      help: 'Action attempts by action and outcome (completed, retrying, failed, skipped_stale)',
+      help: 'Action attempts by action and outcome (completed, retrying, failed, skipped_stale, skipped_disabled)',
       labelNames: ['action', 'outcome'],
       registers,
     });

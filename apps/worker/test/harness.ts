@@ -111,12 +111,9 @@ export async function startWorkerHarness(
       await webhooks.add(data.event_type, data, { jobId: data.webhook_id });
     },
     until: (webhookId, condition) =>
-      outcomes.waitUntil(webhookId, subscriber, condition, {
-        timeoutMs: 15_000,
-        webhooksQueue: webhooks,
-      }),
+      outcomes.waitUntil(webhookId, subscriber, condition, { timeoutMs: 15_000 }),
     finished: (webhookId, timeoutMs = 15_000) =>
-      outcomes.waitUntilFinished(webhookId, subscriber, { timeoutMs, webhooksQueue: webhooks }),
+      outcomes.waitUntilFinished(webhookId, subscriber, { timeoutMs }),
     async close() {
       await worker.close(true);
       await api.close();

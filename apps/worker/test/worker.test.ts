@@ -181,7 +181,7 @@ describe('ACTIONS_CONFIG', () => {
     }
   });
 
-  it('a disabled action is not queued, even when the ingress chose it', async () => {
+  it('an action disabled after the ingress chose it makes no call and is recorded as skipped: disabled', async () => {
     const harness = await startWorkerHarness({
       actionsConfig: actionsConfigSchema.parse({
         actions: { update_sales_opportunity: { enabled: false } },
@@ -191,8 +191,12 @@ describe('ACTIONS_CONFIG', () => {
       const job = webhookJob('quote', 'sent');
       expect(job.actions).toEqual(['notify_customer', 'update_sales_opportunity']);
       await harness.enqueue(job);
-      expect((await harness.finished(job.webhook_id)).actions.map((a) => a.name)).toEqual([
-        'notify_customer',
+      const outcome = await harness.finished(job.webhook_id);
+      // The record lists every action of the ack, and says why one made no call.
+      expect(outcome.state).toBe('completed');
+      expect(outcome.actions.map((a) => [a.name, a.state, a.attempts, a.skipped])).toEqual([
+        ['notify_customer', 'completed', 1, null],
+        ['update_sales_opportunity', 'completed', 0, 'disabled'],
       ]);
       expect(
         harness.sandbox.api.calls.map((call) => (call.body as { action: string }).action),

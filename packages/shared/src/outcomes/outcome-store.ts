@@ -1,4 +1,3 @@
-import type { Queue } from 'bullmq';
 import { PwError } from '../errors.js';
 import type { WebhookJobData } from '../queue/queues.js';
 import { withCommand } from '../redis.js';
@@ -7,6 +6,8 @@ import type { RedisClient } from '../redis.js';
 export const ACTION_STATES = ['waiting', 'active', 'retrying', 'completed', 'failed'] as const;
 export type ActionState = (typeof ACTION_STATES)[number];
 export type WebhookState = 'queued' | 'processing' | 'completed' | 'failed';
+export const SKIP_REASONS = ['stale', 'disabled'] as const;
+export type SkipReason = (typeof SKIP_REASONS)[number];
 
 /** `waitUntil` ran out of time before the outcome was as awaited. */
 export const OUTCOME_WAIT_TIMED_OUT = 'outcome_wait_timed_out';
@@ -30,8 +31,11 @@ export interface ActionOutcome {
   /** Why the last try failed, at most `MAX_ERROR_LENGTH` characters; null once completed. */
   last_error: string | null;
   completed_at: string | null;
-  /** `stale` when the action made no call because a newer event for the entity came first. */
-  skipped: 'stale' | null;
+  /**
+   * Why the action completed without a call: `stale` (a newer event for the entity came first) or
+   * `disabled` (`ACTIONS_CONFIG` disabled it after the ingress chose it).
+   */
+  skipped: SkipReason | null;
 }
 
 /** What happened to one webhook: the dashboard's `GET /api/webhooks/:id` and `send --wait`. */
@@ -77,6 +81,29 @@ redis.call('EXPIRE', KEYS[1], ARGV[1])
 redis.call('PUBLISH', ARGV[2], ARGV[3])
 `;
 
+/**
+ * The record of a webhook the ingress is adding, written in the same pipeline right after the add:
+ * KEYS[1] the webhook's job, KEYS[2] its record; ARGV: seconds to keep it, the change channel, the
+ * webhook id, then field and value pairs. Nothing is written when the job does not exist by then
+ * (the delivery was a repeat, whose job has the first id, or the add failed).
+ */
+export const OPEN_ACCEPTED_COMMAND = {
+  name: 'pwOutcomeAccepted',
+  numberOfKeys: 2,
+  lua: `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[2], unpack(ARGV, 4))
+redis.call('EXPIRE', KEYS[2], ARGV[1])
+redis.call('PUBLISH', ARGV[2], ARGV[3])
+return 1
+`,
+};
+
+/** A pipeline that runs named Lua commands (BullMQ's client abstraction has one). */
+export interface CommandPipeline {
+  runCommand(name: string, args: (string | number)[]): unknown;
+}
+
 interface ChangeCommand {
   pwOutcomeChange(key: string, ...args: (string | number)[]): Promise<unknown>;
 }
@@ -108,17 +135,30 @@ export class OutcomeStore {
   }
 
   /**
-   * Creates the record when the worker takes the webhook in; every action starts `waiting`.
-   * `stale`: a newer event for the same entity was taken in before it.
+   * Adds to `pipeline`, after the add of the webhook's job (whose key is `jobKey`), the writing of
+   * its record, `queued` with every action waiting, so the record exists from the acknowledgement
+   * on; nothing is written for a repeat or a failed add. The pipeline's client must have
+   * `OPEN_ACCEPTED_COMMAND` defined.
+   */
+  openAccepted(pipeline: CommandPipeline, job: WebhookJobData, jobKey: string): void {
+    pipeline.runCommand(OPEN_ACCEPTED_COMMAND.name, [
+      jobKey,
+      this.key(job.webhook_id),
+      this.settings.recordTtlSeconds,
+      this.channel,
+      job.webhook_id,
+      ...Object.entries(recordFields(job)).flat(),
+      ...job.actions.flatMap((action) => [`${action}:state`, 'waiting']),
+    ]);
+  }
+
+  /**
+   * Makes sure the record exists when the worker takes the webhook in (the ingress wrote it; a
+   * job accepted before it did so has none yet); actions keep their state, new ones start
+   * `waiting`. `stale`: a newer event for the same entity was taken in before it.
    */
   async open(job: WebhookJobData, stale = false): Promise<void> {
-    const fields: Record<string, string> = {
-      webhook_id: job.webhook_id,
-      event_type: job.event_type,
-      entity_id: job.entity_id,
-      received_at: job.received_at,
-      actions: JSON.stringify(job.actions),
-    };
+    const fields = recordFields(job);
     if (stale) fields.stale = '1';
     const key = this.key(job.webhook_id);
     const multi = this.redis.multi().hset(key, fields);
@@ -153,9 +193,14 @@ export class OutcomeStore {
     await this.change(webhookId, action, fields);
   }
 
-  /** The action made no call because the event is stale: finished, with nothing left to do. */
-  async skipped(webhookId: string, action: string, reason: 'stale'): Promise<void> {
-    await this.completed(webhookId, action, { skipped: reason }, { stale: '1' });
+  /** The action made no call (`reason`): finished, with nothing left to do. */
+  async skipped(webhookId: string, action: string, reason: SkipReason): Promise<void> {
+    await this.completed(
+      webhookId,
+      action,
+      { skipped: reason },
+      reason === 'stale' ? { stale: '1' } : {},
+    );
   }
 
   /** An operator replays a failed action: back to waiting. */
@@ -206,35 +251,10 @@ export class OutcomeStore {
     );
   }
 
-  /**
-   * The outcome of a webhook; before the worker has taken it in, built from the queued job
-   * (`queued`, every action waiting). `null` when unknown.
-   */
-  async get(
-    webhookId: string,
-    webhooksQueue?: Queue<WebhookJobData>,
-  ): Promise<WebhookOutcome | null> {
+  /** The outcome of a webhook; `null` when unknown (or no longer kept). */
+  async get(webhookId: string): Promise<WebhookOutcome | null> {
     const record = await this.redis.hgetall(this.key(webhookId));
-    if (record.webhook_id) return fromRecord(record);
-    const job = await webhooksQueue?.getJob(webhookId);
-    if (!job) return null;
-    const actions = job.data.actions.map((name) => ({
-      name,
-      state: 'waiting' as const,
-      attempts: 0,
-      last_error: null,
-      completed_at: null,
-      skipped: null,
-    }));
-    return {
-      webhook_id: job.data.webhook_id,
-      event_type: job.data.event_type,
-      entity_id: job.data.entity_id,
-      received_at: job.data.received_at,
-      state: webhookState(actions),
-      stale: false,
-      actions,
-    };
+    return record.webhook_id ? fromRecord(record) : null;
   }
 
   /**
@@ -244,7 +264,7 @@ export class OutcomeStore {
   waitUntilFinished(
     webhookId: string,
     subscriber: RedisClient,
-    options: { timeoutMs: number; webhooksQueue?: Queue<WebhookJobData> },
+    options: { timeoutMs: number },
   ): Promise<WebhookOutcome> {
     return this.waitUntil(webhookId, subscriber, isFinished, options);
   }
@@ -257,7 +277,7 @@ export class OutcomeStore {
     webhookId: string,
     subscriber: RedisClient,
     condition: (outcome: WebhookOutcome) => boolean,
-    options: { timeoutMs: number; webhooksQueue?: Queue<WebhookJobData> },
+    options: { timeoutMs: number },
   ): Promise<WebhookOutcome> {
     let wake: () => void = () => undefined;
     const onMessage = (_channel: string, id: string) => id === webhookId && wake();
@@ -267,7 +287,7 @@ export class OutcomeStore {
     try {
       for (;;) {
         const changed = new Promise<void>((resolve) => (wake = resolve));
-        const outcome = await this.get(webhookId, options.webhooksQueue);
+        const outcome = await this.get(webhookId);
         if (outcome && condition(outcome)) return outcome;
         const left = deadline - Date.now();
         if (left <= 0) {
@@ -290,6 +310,15 @@ export class OutcomeStore {
   }
 }
 
+/** The webhook's own fields of its record. */
+const recordFields = (job: WebhookJobData): Record<string, string> => ({
+  webhook_id: job.webhook_id,
+  event_type: job.event_type,
+  entity_id: job.entity_id,
+  received_at: job.received_at,
+  actions: JSON.stringify(job.actions),
+});
+
 function fromRecord(record: Record<string, string>): WebhookOutcome {
   const names = JSON.parse(record.actions ?? '[]') as string[];
   const actions = names.map((name): ActionOutcome => ({
@@ -298,7 +327,7 @@ function fromRecord(record: Record<string, string>): WebhookOutcome {
     attempts: Number(record[`${name}:attempts`] ?? 0),
     last_error: record[`${name}:last_error`] ?? null,
     completed_at: record[`${name}:completed_at`] ?? null,
-    skipped: record[`${name}:skipped`] === 'stale' ? 'stale' : null,
+    skipped: SKIP_REASONS.find((reason) => reason === record[`${name}:skipped`]) ?? null,
   }));
   return {
     webhook_id: record.webhook_id ?? '',
