@@ -1,5 +1,5 @@
 import { keys, withCommand } from '@pw/shared';
-import type { ActionSettings, RedisClient } from '@pw/shared';
+import type { ActionSettings, LuaCommand, RedisClient } from '@pw/shared';
 
 /**
  * Takes a slot for one call, or says how long to wait. KEYS[1] start times (sorted set),
@@ -8,7 +8,10 @@ import type { ActionSettings, RedisClient } from '@pw/shared';
  * Returns 0 when the slot is taken, else the ms until one may be free. Redis's clock is the one
  * clock every worker shares.
  */
-const ACQUIRE_LUA = `
+const ACQUIRE_SLOT: LuaCommand = {
+  name: 'pwAcquireSlot',
+  numberOfKeys: 2,
+  lua: `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local member, rateMax, window = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -33,7 +36,8 @@ if concurrentMax > 0 then
   redis.call('PEXPIRE', KEYS[2], lease)
 end
 return 0
-`;
+`,
+};
 
 interface LimitCommands {
   pwAcquireSlot(
@@ -66,10 +70,7 @@ export class ActionLimits {
     /** How long a slot is held at most if its worker dies without giving it back. */
     private readonly leaseMs: number,
   ) {
-    this.redis = withCommand<LimitCommands>(redis, 'pwAcquireSlot', {
-      numberOfKeys: 2,
-      lua: ACQUIRE_LUA,
-    });
+    this.redis = withCommand<LimitCommands>(redis, ACQUIRE_SLOT);
   }
 
   static applies(settings: ActionSettings | undefined): boolean {

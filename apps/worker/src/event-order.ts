@@ -1,11 +1,14 @@
 import { keys, withCommand } from '@pw/shared';
-import type { RedisClient } from '@pw/shared';
+import type { LuaCommand, RedisClient } from '@pw/shared';
 
 /**
  * Notes an event's time for its entity and returns the newest time noted before it (-1: none).
  * KEYS[1] the entity's record; ARGV[1] the event's time in ms, ARGV[2] how long to keep it.
  */
-const TAKE_IN_LUA = `
+const TAKE_IN: LuaCommand = {
+  name: 'pwTakeIn',
+  numberOfKeys: 1,
+  lua: `
 local previous = tonumber(redis.call('GET', KEYS[1]) or '-1')
 if tonumber(ARGV[1]) > previous then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -13,7 +16,8 @@ else
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
 return previous
-`;
+`,
+};
 
 interface OrderCommands {
   pwTakeIn(key: string, timeMs: number, keepMs: number): Promise<number>;
@@ -38,10 +42,7 @@ export class EventOrder {
     /** How long an entity's newest time is remembered (`RECORD_TTL_SECONDS`). */
     private readonly keepSeconds: number,
   ) {
-    this.redis = withCommand<OrderCommands>(redis, 'pwTakeIn', {
-      numberOfKeys: 1,
-      lua: TAKE_IN_LUA,
-    });
+    this.redis = withCommand<OrderCommands>(redis, TAKE_IN);
   }
 
   /** Notes the event; true when a newer event for the same entity was taken in before it. */

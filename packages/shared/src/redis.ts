@@ -134,15 +134,21 @@ export function duplicateRedis(
   });
 }
 
+/** A Lua script run as the Redis command `name`. */
+export interface LuaCommand {
+  name: string;
+  numberOfKeys: number;
+  lua: string;
+}
+
 /**
- * Defines the Lua command `name` on `redis` unless it has it already (a client keeps its
- * definitions), and returns the client typed with it, as ioredis's `defineCommand` leaves it untyped.
+ * Defines `command` on `redis` unless it has it already (a client keeps its definitions), and
+ * returns the client typed with it, as ioredis's `defineCommand` leaves it untyped.
  */
 export function withCommand<Commands>(
   redis: RedisClient,
-  name: string,
-  script: { numberOfKeys: number; lua: string },
+  command: LuaCommand,
 ): RedisClient & Commands {
-  if (!(name in redis)) redis.defineCommand(name, script);
+  if (!(command.name in redis)) redis.defineCommand(command.name, command);
   return redis as RedisClient & Commands;
 }

@@ -1,7 +1,7 @@
 import { PwError } from '../errors.js';
 import type { WebhookJobData } from '../queue/queues.js';
 import { withCommand } from '../redis.js';
-import type { RedisClient } from '../redis.js';
+import type { LuaCommand, RedisClient } from '../redis.js';
 
 export const ACTION_STATES = ['waiting', 'active', 'retrying', 'completed', 'failed'] as const;
 export type ActionState = (typeof ACTION_STATES)[number];
@@ -73,13 +73,17 @@ export const isFinished = (outcome: WebhookOutcome): boolean =>
  * the change channel, the webhook id, the attempts field to count one more on ('' for none), a
  * field to remove ('' for none), then field and value pairs.
  */
-const CHANGE_LUA = `
+const OUTCOME_CHANGE: LuaCommand = {
+  name: 'pwOutcomeChange',
+  numberOfKeys: 1,
+  lua: `
 redis.call('HSET', KEYS[1], unpack(ARGV, 6))
 if ARGV[4] ~= '' then redis.call('HINCRBY', KEYS[1], ARGV[4], 1) end
 if ARGV[5] ~= '' then redis.call('HDEL', KEYS[1], ARGV[5]) end
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 redis.call('PUBLISH', ARGV[2], ARGV[3])
-`;
+`,
+};
 
 /**
  * The record of a webhook the ingress is adding, written in the same pipeline right after the add:
@@ -87,7 +91,7 @@ redis.call('PUBLISH', ARGV[2], ARGV[3])
  * webhook id, then field and value pairs. Nothing is written when the job does not exist by then
  * (the delivery was a repeat, whose job has the first id, or the add failed).
  */
-export const OPEN_ACCEPTED_COMMAND = {
+export const OPEN_ACCEPTED_COMMAND: LuaCommand = {
   name: 'pwOutcomeAccepted',
   numberOfKeys: 2,
   lua: `
@@ -119,10 +123,7 @@ export class OutcomeStore {
     redis: RedisClient,
     private readonly settings: OutcomeStoreSettings,
   ) {
-    this.redis = withCommand<ChangeCommand>(redis, 'pwOutcomeChange', {
-      numberOfKeys: 1,
-      lua: CHANGE_LUA,
-    });
+    this.redis = withCommand<ChangeCommand>(redis, OUTCOME_CHANGE);
   }
 
   private key(webhookId: string): string {
