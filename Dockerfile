@@ -48,18 +48,20 @@ COPY apps/worker/package.json apps/worker/
 COPY packages/shared/package.json packages/shared/
 RUN npm ci --omit=dev && npm cache clean --force
 
-# What every app image shares: node, the production node_modules, no npm upgrade, no sources.
+# What every app image shares: node, the production node_modules, no npm upgrade, no sources but
+# the health-check script (deploy/healthcheck.mjs: Docker does not expand variables in HEALTHCHECK).
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production NODE_OPTIONS=--enable-source-maps
 WORKDIR /app
 COPY --from=runtime-deps /app ./
+COPY deploy/healthcheck.mjs deploy/healthcheck.mjs
 
 FROM runtime AS worker
 COPY --from=build /app/apps/worker/dist apps/worker/dist
 USER node
 EXPOSE 3002
 HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.WORKER_HEALTH_PORT || 3002) + '/healthz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "deploy/healthcheck.mjs", "WORKER_HEALTH_PORT", "3002", "/healthz"]
 CMD ["node", "apps/worker/dist/main.js"]
 
 FROM runtime AS dashboard
@@ -67,7 +69,7 @@ COPY --from=build /app/apps/dashboard/dist apps/dashboard/dist
 USER node
 EXPOSE 3001
 HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.DASHBOARD_PORT || 3001) + '/healthz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "deploy/healthcheck.mjs", "DASHBOARD_PORT", "3001", "/healthz"]
 CMD ["node", "apps/dashboard/dist/main.js"]
 
 # The partner-API stand-in (compose only): node alone, no node_modules.
@@ -75,10 +77,11 @@ FROM ${NODE_IMAGE} AS partner-api
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/deploy/partner-api/dist deploy/partner-api/dist
+COPY deploy/healthcheck.mjs deploy/healthcheck.mjs
 USER node
 EXPOSE 3011
 HEALTHCHECK --interval=5s --timeout=5s --start-period=5s --retries=5 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.SANDBOX_API_PORT || 3011) + '/__sandbox/health', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "deploy/healthcheck.mjs", "SANDBOX_API_PORT", "3011", "/__sandbox/health"]
 CMD ["node", "deploy/partner-api/dist/main.mjs"]
 
 # Last, so a plain `docker build .` gives the ingress. It also carries `npm run send`'s bundle:
@@ -89,5 +92,5 @@ COPY --from=build /app/apps/send/dist apps/send/dist
 USER node
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.INGRESS_PORT || 3000) + '/healthz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "deploy/healthcheck.mjs", "INGRESS_PORT", "3000", "/healthz"]
 CMD ["node", "apps/ingress/dist/main.js"]

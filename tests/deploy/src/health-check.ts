@@ -1,8 +1,13 @@
-// The health-check commands of docker-compose.yml and the Dockerfile (`node -e …`), run the way
-// Docker runs them in a container: with the container's environment, judged by the exit code.
+// The health-check commands of docker-compose.yml and the Dockerfile
+// (`node deploy/healthcheck.mjs PORT_VARIABLE DEFAULT_PORT /path`), run the way Docker runs them in
+// a container: from the image's WORKDIR (/app, here the repository root) with the container's
+// environment, judged by the exit code.
 import { execFile } from 'node:child_process';
 import { healthcheckCommand, parseStages } from './dockerfile.js';
-import { readRepoFile } from './repo.js';
+import { readRepoFile, repoRoot } from './repo.js';
+
+/** The script every health check runs, relative to the images' WORKDIR (/app). */
+export const HEALTHCHECK_SCRIPT = 'deploy/healthcheck.mjs';
 
 /** The exec-form command of the HEALTHCHECK of the Dockerfile's `target`. */
 export function dockerfileHealthcheck(target: string): string[] {
@@ -14,7 +19,10 @@ export function dockerfileHealthcheck(target: string): string[] {
   return command;
 }
 
-/** Runs a `node …` health-check command with `env` added; resolves with its exit code. */
+/**
+ * Runs a `node …` health-check command from the repository root (the images' /app) with `env`
+ * added; resolves with its exit code.
+ */
 export function runHealthCheck(command: string[], env: Record<string, string>): Promise<number> {
   const [file, ...args] = command;
   if (file !== 'node') throw new TypeError(`health checks here run node, not ${file}`);
@@ -22,7 +30,7 @@ export function runHealthCheck(command: string[], env: Record<string, string>): 
     execFile(
       process.execPath,
       args,
-      { env: { ...process.env, ...env }, timeout: 10_000 },
+      { cwd: repoRoot, env: { ...process.env, ...env }, timeout: 10_000 },
       (error) => resolve(error ? Number(error.code ?? 1) : 0),
     );
   });
