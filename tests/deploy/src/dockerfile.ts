@@ -96,3 +96,39 @@ export function healthcheckCommand({ keyword, args, words }: Instruction): strin
   if (keyword !== 'HEALTHCHECK' || subcommand?.toUpperCase() !== 'CMD') return undefined;
   return execForm(args.slice(subcommand.length));
 }
+
+/** A .dockerignore pattern as a regular expression: `**` any folders, `*` and `?` within one. */
+function ignoreRegex(pattern: string): RegExp {
+  let source = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const char = pattern[i]!;
+    if (pattern.startsWith('**/', i)) {
+      source += '(?:.*/)?';
+      i += 2;
+    } else if (pattern.startsWith('**', i)) {
+      source += '.*';
+      i += 1;
+    } else if (char === '*') source += '[^/]*';
+    else if (char === '?') source += '[^/]';
+    else source += char.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${source}$`);
+}
+
+/**
+ * The .dockerignore pattern that keeps `path` (or a folder it is in) out of the build context, if
+ * any: the last matching line wins, and a `!` line lets the path back in.
+ */
+export function dockerignoreExcludes(dockerignore: string, path: string): string | undefined {
+  const parts = path.split('/');
+  const candidates = parts.map((_, index) => parts.slice(0, index + 1).join('/'));
+  let excludedBy: string | undefined;
+  for (const line of dockerignore.split('\n').map((text) => text.trim())) {
+    if (line === '' || line.startsWith('#')) continue;
+    const negated = line.startsWith('!');
+    const pattern = (negated ? line.slice(1) : line).replace(/^\/+|\/+$/g, '');
+    if (candidates.some((candidate) => ignoreRegex(pattern).test(candidate)))
+      excludedBy = negated ? undefined : line;
+  }
+  return excludedBy;
+}

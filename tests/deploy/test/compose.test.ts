@@ -7,7 +7,7 @@ import type { ComposeService } from '../src/compose.js';
 import { knownAppVariables } from '../src/contract.js';
 import { parseStages } from '../src/dockerfile.js';
 import { parseEnvFile } from '../src/env-file.js';
-import { dockerfileHealthcheck } from '../src/health-check.js';
+import { dockerfileHealthcheck, HEALTHCHECK_SCRIPT } from '../src/health-check.js';
 import { asRecord, readRepoFile, repoFileExists } from '../src/repo.js';
 
 const APPS = ['ingress', 'worker', 'dashboard'] as const;
@@ -119,8 +119,12 @@ describe('docker-compose.yml', () => {
   it('gives every app a health check on its own port variable, and waits for healthy dependencies', () => {
     for (const app of APPS) {
       const check = service(app).healthcheck?.test ?? [];
-      expect(check.slice(0, 3)).toEqual(['CMD', 'node', '-e']);
-      expect(check[3]).toContain(`process.env.${PORT_VARIABLE[app]}`);
+      expect(check.slice(0, 4)).toEqual(['CMD', 'node', HEALTHCHECK_SCRIPT, PORT_VARIABLE[app]]);
+      // The image's check, but the ingress is healthy here only when ready (Redis reachable).
+      const image = dockerfileHealthcheck(app);
+      expect(check.slice(1)).toEqual(
+        app === 'ingress' ? [...image.slice(0, -1), '/readyz'] : image,
+      );
       expect(Object.keys(service(app).depends_on ?? {})).toContain('redis');
     }
     expect(Object.keys(service('worker').depends_on ?? {})).toEqual(
@@ -136,9 +140,8 @@ describe('docker-compose.yml', () => {
 
   it("checks the partner-API stand-in's health route as its image does, on its port variable", () => {
     const check = service('partner-api').healthcheck?.test ?? [];
-    expect(check.slice(0, 3)).toEqual(['CMD', 'node', '-e']);
-    expect(check[3]).toContain('process.env.SANDBOX_API_PORT');
-    expect(check[3]).toContain('/__sandbox/health');
+    expect(check.slice(0, 4)).toEqual(['CMD', 'node', HEALTHCHECK_SCRIPT, 'SANDBOX_API_PORT']);
+    expect(check.at(-1)).toBe('/__sandbox/health');
     expect(check.slice(1)).toEqual(dockerfileHealthcheck('partner-api'));
   });
 

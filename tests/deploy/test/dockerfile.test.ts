@@ -1,8 +1,14 @@
 // The Dockerfile: one target per app, each non-root with a health check and `node apps/<app>/dist/main.js`.
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { copyParts, healthcheckCommand, parseStages } from '../src/dockerfile.js';
+import {
+  copyParts,
+  dockerignoreExcludes,
+  healthcheckCommand,
+  parseStages,
+} from '../src/dockerfile.js';
 import type { Stage } from '../src/dockerfile.js';
+import { HEALTHCHECK_SCRIPT } from '../src/health-check.js';
 import { readRepoFile, repoFileExists, repoPath } from '../src/repo.js';
 
 const stages = parseStages(readRepoFile('Dockerfile'));
@@ -25,6 +31,25 @@ const APP_TARGETS = {
   worker: 'WORKER_HEALTH_PORT',
   dashboard: 'DASHBOARD_PORT',
 } as const;
+const APP_HEALTHCHECK_TIMING = {
+  interval: '10s',
+  timeout: '5s',
+  'start-period': '20s',
+  retries: '3',
+};
+
+/** The COPY of the health-check script from the build context, in the stage or its parents. */
+const copiesHealthcheckScript = (name: string): boolean =>
+  lineage(name)
+    .flatMap((s) => s.instructions.filter((instruction) => instruction.keyword === 'COPY'))
+    .map(copyParts)
+    .some(
+      ({ flags, sources, destination }) =>
+        flags.from === undefined &&
+        sources.length === 1 &&
+        sources[0] === HEALTHCHECK_SCRIPT &&
+        (destination === HEALTHCHECK_SCRIPT || destination === 'deploy/'),
+    );
 
 /** package.json of every workspace in the root package.json's `workspaces` (`dir` or `dir/*`). */
 const workspaceManifests = (): string[] => {
@@ -85,11 +110,22 @@ describe('Dockerfile', () => {
       for (const copy of list.filter((instruction) => instruction.keyword === 'COPY')) {
         const { flags, sources } = copyParts(copy);
         if (flags.from) continue;
-        for (const source of sources) expect(repoFileExists(source), source).toBe(true);
+        for (const source of sources) {
+          expect(repoFileExists(source), source).toBe(true);
+          expect(dockerignoreExcludes(ignored, source), `.dockerignore keeps out ${source}`).toBe(
+            undefined,
+          );
+        }
       }
     }
     expect(ignored).toMatch(/^\*\*\/node_modules$/m);
     expect(ignored).toMatch(/^\*\*\/dist$/m);
+    // The matcher does see what the file leaves out.
+    expect(dockerignoreExcludes(ignored, 'apps/worker/node_modules/x/index.js')).toBe(
+      '**/node_modules',
+    );
+    expect(dockerignoreExcludes(ignored, 'deploy/k8s/worker.yaml')).toBe('deploy/k8s');
+    expect(dockerignoreExcludes(ignored, 'docs/operations.md')).toBe('docs');
   });
 
   for (const [app, portVariable] of Object.entries(APP_TARGETS)) {
@@ -102,10 +138,18 @@ describe('Dockerfile', () => {
 
       const [healthcheck, ...more] = instructions(app, 'HEALTHCHECK');
       expect(more).toEqual([]);
-      const command = healthcheckCommand(healthcheck!);
-      expect(command?.slice(0, 2)).toEqual(['node', '-e']);
-      expect(command?.[2]).toContain(`process.env.${portVariable}`);
-      expect(command?.[2]).toContain('/healthz');
+      const [port, ...otherPorts] = instructions(app, 'EXPOSE').map((expose) => expose.args);
+      expect(otherPorts).toEqual([]);
+      // Docker does not expand variables in an exec-form HEALTHCHECK: the script reads the port.
+      expect(healthcheckCommand(healthcheck!)).toEqual([
+        'node',
+        HEALTHCHECK_SCRIPT,
+        portVariable,
+        port,
+        '/healthz',
+      ]);
+      expect(healthcheck!.flags).toEqual(APP_HEALTHCHECK_TIMING);
+      expect(copiesHealthcheckScript(app)).toBe(true);
 
       expect(instructions(app, 'CMD').at(-1)?.exec).toEqual(['node', `apps/${app}/dist/main.js`]);
       const copies = instructions(app, 'COPY').map(copyParts);
@@ -123,10 +167,22 @@ describe('Dockerfile', () => {
     expect(instructions('partner-api', 'USER').at(-1)?.args).toBe('node');
     const [healthcheck, ...more] = instructions('partner-api', 'HEALTHCHECK');
     expect(more).toEqual([]);
-    const command = healthcheckCommand(healthcheck!);
-    expect(command?.slice(0, 2)).toEqual(['node', '-e']);
-    expect(command?.[2]).toContain('process.env.SANDBOX_API_PORT');
-    expect(command?.[2]).toContain('/__sandbox/health');
+    expect(healthcheckCommand(healthcheck!)).toEqual([
+      'node',
+      HEALTHCHECK_SCRIPT,
+      'SANDBOX_API_PORT',
+      '3011',
+      '/__sandbox/health',
+    ]);
+    expect(healthcheck!.flags).toEqual({
+      interval: '5s',
+      timeout: '5s',
+      'start-period': '5s',
+      retries: '5',
+    });
+    // Not built FROM runtime, so it copies the script itself.
+    expect(lineage('partner-api').map((s) => s.name)).not.toContain('runtime');
+    expect(copiesHealthcheckScript('partner-api')).toBe(true);
     expect(instructions('partner-api', 'CMD').at(-1)?.exec).toEqual([
       'node',
       'deploy/partner-api/dist/main.mjs',
