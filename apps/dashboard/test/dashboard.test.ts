@@ -198,6 +198,7 @@ describe('webhook status, dead letters and replay', () => {
         last_error: null,
         completed_at: null,
         skipped: null,
+        held: null,
       },
     ]);
   });

@@ -6,14 +6,18 @@ import type {
   ActionSettings,
   ActionsConfig,
   Logger,
+  Admission,
   OutcomeStore,
   SkipReason,
 } from '@pw/shared';
-import { ActionLimits } from './action-limits.js';
+import { ActionLimits, concurrencyWait } from './action-limits.js';
 import { boundApi } from './actions/action.js';
 import type { ActionDefinition, Outcome } from './actions/action.js';
 import { expandPath } from './actions/expand-path.js';
 import { actionDefinition } from './actions/registry.js';
+import { circuitResult } from './circuit-gate.js';
+import type { CircuitGate } from './circuit-gate.js';
+import { circuitTarget } from './config.js';
 import type { PartnerTarget } from './config.js';
 import type { EventOrder } from './event-order.js';
 import { forMarket } from './market-table.js';
@@ -25,6 +29,7 @@ export interface ActionProcessorDeps {
   actionsConfig: ActionsConfig;
   order: EventOrder;
   limits: ActionLimits;
+  circuits: CircuitGate;
   outcomes: OutcomeStore;
   api: PartnerApi;
   targets: { fallback: PartnerTarget; byMarket: MarketTable<PartnerTarget> };
@@ -40,11 +45,15 @@ interface Try {
   attempt: number;
   log: Logger;
   signal: AbortSignal;
+  /** The partner target of this event (its market's, or the default) and its circuit's name. */
+  target: PartnerTarget;
+  circuit: string;
 }
 
 /**
- * The `actions` processor: skips an action a newer event made stale, waits for a slot under the
- * action's limits, then calls the partner API and records the outcome.
+ * The `actions` processor: skips an action that is disabled or that a newer event made stale,
+ * waits while its target's circuit is open, waits for a slot under the action's limits, then
+ * calls the partner API and records the outcome.
  */
 export async function processAction(
   job: Job<ActionJobData>,
@@ -54,22 +63,62 @@ export async function processAction(
 ): Promise<Outcome | { skipped: SkipReason }> {
   const { webhook_id: webhookId, action } = job.data;
   const attempt = job.attemptsMade + 1;
+  const target = forMarket(deps.targets.byMarket, job.data.event) ?? deps.targets.fallback;
   const run: Try = {
     definition: actionDefinition(action),
     settings: deps.actionsConfig.actions[action],
     attempt,
     log: deps.log.child({ webhook_id: webhookId, action, job_id: job.id, attempt }),
     signal,
+    target,
+    circuit: circuitTarget(target),
   };
   if (run.settings?.enabled === false) return skip(job, run, deps, 'disabled');
   if (await isStale(job, run, deps)) return skip(job, run, deps, 'stale');
+  const admission = await deps.circuits.enter(run.circuit, job);
+  if (admission.kind === 'hold') await hold(job, run, deps, admission.delayMs, token);
+  if (admission.kind === 'wait') await waitAWhile(job, token);
   const limited = run.settings && ActionLimits.applies(run.settings) ? run.settings : undefined;
-  if (limited) await takeSlot(job, limited, deps, token);
+  let called = false;
   try {
-    return await callAction(job, run, deps);
+    if (limited) await takeSlot(job, limited, deps, token);
+    called = true;
+    return await callAction(job, run, deps, admission, token);
   } finally {
     if (limited?.max_concurrent) await deps.limits.release(action, job.id ?? webhookId);
+    // No call after all (waiting for a slot): the probe or in-flight lease is given back.
+    if (!called && admission.kind !== 'call')
+      await deps.circuits.leave(run.circuit, job, 'neutral');
+    if (!called && admission.kind === 'call' && admission.tracked) {
+      await deps.circuits.leave(run.circuit, job, 'neutral');
+    }
   }
+}
+
+/** Holds the job while its target's circuit is open: no attempt spent, no call made. */
+async function hold(
+  job: Job<ActionJobData>,
+  run: Try,
+  deps: ActionProcessorDeps,
+  delayMs: number,
+  token: string | undefined,
+  error?: unknown,
+): Promise<never> {
+  const { webhook_id: webhookId, action } = job.data;
+  await deps.outcomes.held(webhookId, action, error === undefined ? undefined : describe(error));
+  deps.metrics.actionsHeld.inc({ action });
+  await job.log(
+    `held: the circuit of ${run.circuit} is open; no attempt is spent, the job runs once a probe gets an answer`,
+  );
+  await job.moveToDelayed(Date.now() + delayMs, token);
+  throw new DelayedError();
+}
+
+/** The target is suspect and as many calls as may still fail are in flight: back in a moment. */
+async function waitAWhile(job: Job<ActionJobData>, token: string | undefined): Promise<never> {
+  const waits = Math.max(0, job.attemptsStarted - job.attemptsMade - 1);
+  await job.moveToDelayed(Date.now() + concurrencyWait(waits), token);
+  throw new DelayedError();
 }
 
 /** True when the action changes state and a newer event for its entity came first. */
@@ -120,13 +169,21 @@ async function takeSlot(
   throw new DelayedError();
 }
 
-/** The call itself: completed, or failed (to retry, or for good) with the reason recorded. */
+/**
+ * The call itself: completed, or failed (to retry, or for good) with the reason recorded; a
+ * retryable failure of a target whose circuit is open (this failure may have opened it) holds
+ * the job instead, without spending the attempt.
+ */
 async function callAction(
   job: Job<ActionJobData>,
   run: Try,
   deps: ActionProcessorDeps,
+  admission: Admission,
+  token: string | undefined,
 ): Promise<Outcome> {
   const { webhook_id: webhookId, action, event } = job.data;
+  // An untracked call that gets an answer changes nothing: the circuit was closed and healthy.
+  const reportAnswers = admission.kind !== 'call' || admission.tracked;
   const stop = deps.metrics.actionSeconds.startTimer({ action });
   try {
     // Before the attempt is counted: an event that cannot fill the path makes no call.
@@ -135,24 +192,32 @@ async function callAction(
       path: expandPath(run.settings?.path ?? run.definition.call.path, event),
     };
     await deps.outcomes.started(webhookId, action);
-    const target = forMarket(deps.targets.byMarket, event) ?? deps.targets.fallback;
     const outcome = await run.definition.handler(event, {
       webhookId,
       action,
       log: run.log,
-      api: boundApi(deps.api, target, `${webhookId}:${action}`, run.signal),
+      api: boundApi(deps.api, run.target, `${webhookId}:${action}`, run.signal),
       call,
       attempt: run.attempt,
       signal: run.signal,
       config: deps.actionsConfig,
     });
     stop();
+    if (reportAnswers) await deps.circuits.leave(run.circuit, job, 'answered');
     await deps.outcomes.settled(webhookId, action, 'completed');
     deps.metrics.actions.inc({ action, outcome: 'completed' });
     run.log.info({ status: outcome.status }, 'action completed');
     return outcome;
   } catch (error) {
     stop();
+    const result = circuitResult(error);
+    if (result !== 'answered' || reportAnswers) {
+      const after = await deps.circuits.leave(run.circuit, job, result);
+      if (result === 'unavailable' && after.state === 'open') {
+        const again = await deps.circuits.enter(run.circuit, job, true);
+        await hold(job, run, deps, again.kind === 'hold' ? again.delayMs : 1, token, error);
+      }
+    }
     throw await recordFailure(job, error, run, deps);
   }
 }

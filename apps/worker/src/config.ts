@@ -83,6 +83,14 @@ export const workerVariables = (production: boolean) => ({
   ACTION_BACKOFF_DELAY_MS: envInt(1000).meta({
     description: 'first retry delay (milliseconds)',
   }),
+  CIRCUIT_FAILURE_THRESHOLD: envInt(10, { min: 1, max: 10_000 }).meta({
+    description:
+      'consecutive retryable failures (network, 408, 429, 5xx, identity provider unreachable) of one partner target that open its circuit',
+  }),
+  CIRCUIT_PROBE_INTERVAL_MS: envInt(5000, { min: 10 }).meta({
+    description:
+      'time between probe calls to a target whose circuit is open (milliseconds, jittered by up to 20%)',
+  }),
   RECORD_TTL_SECONDS: recordTtlEnv,
 });
 
@@ -93,6 +101,13 @@ export interface PartnerTarget {
   baseUrl: string;
   credentials: ClientCredentials;
 }
+
+/**
+ * The name of a target's circuit (and its metric label): the API base address and the
+ * realm/client the token is for. Markets sharing both share one circuit.
+ */
+export const circuitTarget = (target: PartnerTarget): string =>
+  `${target.baseUrl.replace(/\/+$/, '')} ${target.credentials.realm}/${target.credentials.clientId}`;
 
 export interface WorkerConfig extends z.output<ReturnType<typeof workerEnv>> {
   actions: ActionsConfig;

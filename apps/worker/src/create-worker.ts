@@ -1,5 +1,5 @@
 import { Queue, QueueEvents, Worker } from 'bullmq';
-import { duplicateRedis, QUEUE_NAMES } from '@pw/shared';
+import { CircuitStore, duplicateRedis, QUEUE_NAMES } from '@pw/shared';
 import type {
   ActionJobData,
   ActionsConfig,
@@ -13,6 +13,8 @@ import type { RetryDefaults } from './action-jobs.js';
 import { processAction } from './action-processor.js';
 import type { ActionProcessorDeps } from './action-processor.js';
 import { actionBackoff } from './backoff.js';
+import { CircuitGate } from './circuit-gate.js';
+import { circuitTarget } from './config.js';
 import type { PartnerTarget } from './config.js';
 import { EventOrder } from './event-order.js';
 import { fanOutWebhook } from './fan-out-processor.js';
@@ -39,6 +41,8 @@ export interface WorkerDeps {
   lockMs?: number;
   /** Times a job may be taken over from a dead or stuck worker before it fails. @defaultValue 3 */
   maxStalledCount?: number;
+  /** The circuit breaker (`CIRCUIT_*`). @defaultValue threshold 10, probe every 5000 ms */
+  circuit?: { failureThreshold: number; probeIntervalMs: number };
 }
 
 export interface RunningWorker {
@@ -80,13 +84,30 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
     options.lockDuration + 2 * deps.api.timeoutMs,
   );
 
+  // A probe or in-flight lease of a worker that died is free again after the same time.
+  const circuitStore = new CircuitStore(connection, {
+    queuePrefix: prefix,
+    failureThreshold: deps.circuit?.failureThreshold ?? 10,
+    probeIntervalMs: deps.circuit?.probeIntervalMs ?? 5000,
+    leaseMs: options.lockDuration + 2 * deps.api.timeoutMs,
+  });
+  const circuits = new CircuitGate({ circuits: circuitStore, actionsQueue, ...deps });
+  const targets = [deps.targets.fallback, ...deps.targets.byMarket.values()].map(circuitTarget);
+  const ownTargets = [...new Set(targets)];
+  void circuitStore
+    .register(ownTargets)
+    .catch((error: unknown) => log.warn({ err: error }, 'circuits not registered yet'));
+  deps.metrics.watchCircuits(() =>
+    Promise.all(ownTargets.map((target) => circuitStore.view(target))),
+  );
+
   const fanOutDeps: FanOutDeps = { ...deps, actionsQueue, order };
   const webhooks = new Worker<WebhookJobData>(
     QUEUE_NAMES.webhooks,
     (job) => fanOutWebhook(job, fanOutDeps),
     options,
   );
-  const actionDeps: ActionProcessorDeps = { ...deps, order, limits };
+  const actionDeps: ActionProcessorDeps = { ...deps, order, limits, circuits };
   const actions = new Worker<ActionJobData>(
     QUEUE_NAMES.actions,
     (job, token, signal) => processAction(job, actionDeps, token, signal),

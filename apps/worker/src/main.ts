@@ -59,6 +59,10 @@ const worker = createWorker({
   metrics,
   concurrency: config.WORKER_CONCURRENCY,
   lockMs: config.WORKER_LOCK_MS,
+  circuit: {
+    failureThreshold: config.CIRCUIT_FAILURE_THRESHOLD,
+    probeIntervalMs: config.CIRCUIT_PROBE_INTERVAL_MS,
+  },
 });
 
 const health = createHealthServer(metrics.registry);

@@ -1,4 +1,5 @@
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { CircuitView } from '@pw/shared';
 
 /** The worker's Prometheus metrics, on a registry of its own. */
 export class WorkerMetrics {
@@ -8,6 +9,11 @@ export class WorkerMetrics {
   readonly tokenRequests: Counter<'outcome'>;
   readonly webhooks: Counter<'event_type'>;
   readonly actionsThrottled: Counter<'action'>;
+  readonly circuitOpen: Gauge<'target'>;
+  readonly circuitTransitions: Counter<'target' | 'to'>;
+  readonly actionsHeld: Counter<'action'>;
+  /** Reads the circuits of this worker's targets at each scrape (shared state, in Redis). */
+  private circuits: (() => Promise<CircuitView[]>) | undefined;
 
   constructor(registry = new Registry()) {
     this.registry = registry;
@@ -43,5 +49,35 @@ export class WorkerMetrics {
       labelNames: ['action'],
       registers,
     });
+    const circuits = () => this.circuits?.();
+    this.circuitOpen = new Gauge({
+      name: 'partner_circuit_open',
+      help: "1 while a partner target's circuit is open (its actions held), else 0; shared by every worker",
+      labelNames: ['target'],
+      registers,
+      async collect() {
+        // Redis away: the last values stay (the scrape still answers).
+        const views = await circuits()?.catch(() => undefined);
+        for (const view of views ?? [])
+          this.set({ target: view.target }, view.state === 'open' ? 1 : 0);
+      },
+    });
+    this.circuitTransitions = new Counter({
+      name: 'partner_circuit_transitions_total',
+      help: 'Circuit state changes made by this worker process, by target and new state (open, closed)',
+      labelNames: ['target', 'to'],
+      registers,
+    });
+    this.actionsHeld = new Counter({
+      name: 'actions_held_total',
+      help: "Times an action was held, without spending an attempt, because its target's circuit was open",
+      labelNames: ['action'],
+      registers,
+    });
+  }
+
+  /** Where `partner_circuit_open` reads the circuits from. */
+  watchCircuits(read: () => Promise<CircuitView[]>): void {
+    this.circuits = read;
   }
 }

@@ -27,6 +27,8 @@ export interface WorkerHarness {
   tokens: TokenManager;
   metrics: WorkerMetrics;
   prefix: string;
+  /** The default partner target (the sandbox's). */
+  target: PartnerTarget;
   /** Puts a webhook on the queue as the ingress would. */
   enqueue(data: WebhookJobData): Promise<void>;
   /** The outcome once every action has finished. */
@@ -48,6 +50,8 @@ export interface WorkerHarnessOptions {
   sandbox?: Sandbox;
   /** A target per `metadata.market`, as `ACTIONS_CONFIG` markets would give. */
   byMarket?: Record<string, PartnerTarget>;
+  /** `CIRCUIT_FAILURE_THRESHOLD` and `CIRCUIT_PROBE_INTERVAL_MS`. @defaultValue 10 and 5000 */
+  circuit?: { failureThreshold: number; probeIntervalMs: number };
 }
 
 /** The real worker on its own queue prefix, against the real sandbox IdP and partner API. */
@@ -97,6 +101,7 @@ export async function startWorkerHarness(
     log: createLogger({ name: 'worker-test', level: 'silent' }),
     metrics,
     concurrency: 10,
+    circuit: options.circuit,
   });
   const webhooks = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, { connection: client, prefix });
   return {
@@ -107,6 +112,7 @@ export async function startWorkerHarness(
     tokens,
     metrics,
     prefix,
+    target: fallback,
     async enqueue(data) {
       await webhooks.add(data.event_type, data, { jobId: data.webhook_id });
     },

@@ -21,8 +21,10 @@ export interface Failure {
   /** Exact path, or a pattern. */
   path: string | RegExp;
   status: number;
-  /** @defaultValue 1 */
+  /** @defaultValue 1 (unlimited with `forMs`) */
   times?: number;
+  /** Answer every matching call this way for this long (ms from now), as in an outage. */
+  forMs?: number;
   /** Seconds, sent as `Retry-After`. */
   retryAfter?: number;
   body?: unknown;
@@ -62,7 +64,7 @@ export class PartnerApiStandIn {
   readonly calls: RecordedCall[] = [];
   /** Every call answered, recorded or not. */
   callCount = 0;
-  private failures: (Failure & { left: number })[] = [];
+  private failures: (Failure & { left: number; until: number })[] = [];
   private holds: { path: string | RegExp; held: (() => void)[] }[] = [];
   private readonly events = new EventEmitter();
   private server: Server;
@@ -88,8 +90,12 @@ export class PartnerApiStandIn {
     return `http://${urlHost(this.host)}:${this.port}`;
   }
 
-  failNext(failure: Failure): void {
-    this.failures.push({ ...failure, left: failure.times ?? 1 });
+  /** Sets up failures; returns when they stop (epoch ms), for one set up `forMs`. */
+  failNext(failure: Failure): number {
+    const until = failure.forMs === undefined ? Infinity : Date.now() + failure.forMs;
+    const left = failure.times ?? (failure.forMs === undefined ? 1 : Infinity);
+    this.failures.push({ ...failure, left, until });
+    return until;
   }
 
   callsFor(path: string | RegExp): RecordedCall[] {
@@ -241,6 +247,7 @@ export class PartnerApiStandIn {
     return this.failures.find(
       (f) =>
         f.left > 0 &&
+        Date.now() < f.until &&
         (!f.method || f.method === method) &&
         (typeof f.path === 'string' ? f.path === path : f.path.test(path)),
     );
@@ -267,6 +274,7 @@ export class PartnerApiStandIn {
         pathPattern?: string;
         status?: number;
         times?: number;
+        forSeconds?: number;
         retryAfter?: number;
         body?: unknown;
       };
@@ -279,6 +287,7 @@ export class PartnerApiStandIn {
         path: spec.pathPattern ? new RegExp(spec.pathPattern) : (spec.path ?? ''),
         status: spec.status,
         times: spec.times,
+        forMs: spec.forSeconds === undefined ? undefined : spec.forSeconds * 1000,
         retryAfter: spec.retryAfter,
         body: spec.body,
       });

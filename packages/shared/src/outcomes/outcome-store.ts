@@ -36,6 +36,8 @@ export interface ActionOutcome {
    * `disabled` (`ACTIONS_CONFIG` disabled it after the ingress chose it).
    */
   skipped: SkipReason | null;
+  /** `circuit_open` while the action waits for its target's circuit to close (no attempt spent). */
+  held: 'circuit_open' | null;
 }
 
 /** What happened to one webhook: the dashboard's `GET /api/webhooks/:id` and `send --wait`. */
@@ -71,7 +73,7 @@ export const isFinished = (outcome: WebhookOutcome): boolean =>
 /**
  * One change to an outcome record, in one command: KEYS[1] the record; ARGV: seconds to keep it,
  * the change channel, the webhook id, the attempts field to count one more on ('' for none), a
- * field to remove ('' for none), then field and value pairs.
+ * fields to remove, separated by spaces ('' for none), then field and value pairs.
  */
 const OUTCOME_CHANGE: LuaCommand = {
   name: 'pwOutcomeChange',
@@ -79,7 +81,7 @@ const OUTCOME_CHANGE: LuaCommand = {
   lua: `
 redis.call('HSET', KEYS[1], unpack(ARGV, 6))
 if ARGV[4] ~= '' then redis.call('HINCRBY', KEYS[1], ARGV[4], 1) end
-if ARGV[5] ~= '' then redis.call('HDEL', KEYS[1], ARGV[5]) end
+for field in string.gmatch(ARGV[5], '%S+') do redis.call('HDEL', KEYS[1], field) end
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 redis.call('PUBLISH', ARGV[2], ARGV[3])
 `,
@@ -172,7 +174,22 @@ export class OutcomeStore {
 
   /** A call for `action` is starting: counts the attempt. */
   async started(webhookId: string, action: string): Promise<void> {
-    await this.change(webhookId, action, { state: 'active' }, { countAttempt: true });
+    await this.change(
+      webhookId,
+      action,
+      { state: 'active' },
+      { countAttempt: true, remove: ['held'] },
+    );
+  }
+
+  /**
+   * The action waits, without spending an attempt, for its target's circuit to close; `error`:
+   * why the call it just made failed, if it made one.
+   */
+  async held(webhookId: string, action: string, error?: string): Promise<void> {
+    const fields: Record<string, string> = { state: 'waiting', held: 'circuit_open' };
+    if (error !== undefined) fields.last_error = boundedError(error);
+    await this.change(webhookId, action, fields);
   }
 
   /**
@@ -223,19 +240,19 @@ export class OutcomeStore {
       webhookId,
       action,
       { state: 'completed', completed_at: new Date().toISOString(), ...fields },
-      { remove: 'last_error', record },
+      { remove: ['last_error', 'held'], record },
     );
   }
 
   /**
    * In one command: sets the action's fields (and the webhook's `record` fields), removes
-   * `remove`, counts an attempt when `countAttempt`, and announces it.
+   * the `remove` fields, counts an attempt when `countAttempt`, and announces it.
    */
   private async change(
     webhookId: string,
     action: string,
     fields: Record<string, string>,
-    options: { countAttempt?: boolean; remove?: string; record?: Record<string, string> } = {},
+    options: { countAttempt?: boolean; remove?: string[]; record?: Record<string, string> } = {},
   ) {
     const pairs = [
       ...Object.entries(fields).flatMap(([name, value]) => [`${action}:${name}`, value]),
@@ -247,7 +264,7 @@ export class OutcomeStore {
       this.channel,
       webhookId,
       options.countAttempt ? `${action}:attempts` : '',
-      options.remove ? `${action}:${options.remove}` : '',
+      (options.remove ?? []).map((field) => `${action}:${field}`).join(' '),
       ...pairs,
     );
   }
@@ -329,6 +346,7 @@ function fromRecord(record: Record<string, string>): WebhookOutcome {
     last_error: record[`${name}:last_error`] ?? null,
     completed_at: record[`${name}:completed_at`] ?? null,
     skipped: SKIP_REASONS.find((reason) => reason === record[`${name}:skipped`]) ?? null,
+    held: record[`${name}:held`] === 'circuit_open' ? 'circuit_open' : null,
   }));
   return {
     webhook_id: record.webhook_id ?? '',

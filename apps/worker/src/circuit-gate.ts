@@ -1,0 +1,81 @@
+import type { Job, Queue } from 'bullmq';
+import { PermanentError, RetryableError, TOKEN_REQUEST_FAILED, TokenError } from '@pw/shared';
+import type {
+  ActionJobData,
+  Admission,
+  CallResult,
+  CircuitStore,
+  Departure,
+  Logger,
+} from '@pw/shared';
+import { NETWORK_ERROR } from './partner-api.js';
+import type { WorkerMetrics } from './metrics.js';
+
+/** OAuth error codes (RFC 6749 section 5.2, and 4.1.2.1) an identity provider that is down sends. */
+const IDP_DOWN_CODES = new Set([TOKEN_REQUEST_FAILED, 'server_error', 'temporarily_unavailable']);
+
+/**
+ * How a try's error counts for the circuit: a retryable failure of the target (no answer, 408,
+ * 429, 5xx, its identity provider unreachable or answering 5xx) is `unavailable`; a refusal by the
+ * target (another 4xx, a token refused as `invalid_client`) means it answered; anything else
+ * (no call made, a bug) is `neutral`.
+ */
+export function circuitResult(error: unknown): CallResult {
+  if (error instanceof TokenError)
+    return IDP_DOWN_CODES.has(error.code) ? 'unavailable' : 'answered';
+  if (error instanceof RetryableError) {
+    return error.code === NETWORK_ERROR || error.code.startsWith('http_')
+      ? 'unavailable'
+      : 'neutral';
+  }
+  if (error instanceof PermanentError && error.code.startsWith('http_')) return 'answered';
+  return 'neutral';
+}
+
+export interface CircuitGateDeps {
+  circuits: CircuitStore;
+  actionsQueue: Queue<ActionJobData>;
+  metrics: WorkerMetrics;
+  log: Logger;
+}
+
+/**
+ * The worker's side of the circuits: asks before a call, reports after it, logs and counts each
+ * transition, and wakes the held jobs, oldest first, when a circuit closes.
+ */
+export class CircuitGate {
+  constructor(private readonly deps: CircuitGateDeps) {}
+
+  enter(target: string, job: Job<ActionJobData>, holdOnly = false): Promise<Admission> {
+    return this.deps.circuits.enter(target, job.id ?? job.data.webhook_id, job.timestamp, holdOnly);
+  }
+
+  /** Reports how the call went; returns the circuit's state after it. */
+  async leave(target: string, job: Job<ActionJobData>, result: CallResult): Promise<Departure> {
+    const departure = await this.deps.circuits.leave(target, job.id ?? job.data.webhook_id, result);
+    if (departure.transition) this.changed(target, departure.transition, departure.failures);
+    return departure;
+  }
+
+  /** A transition this process made (or an operator's, reported by the dashboard's process). */
+  changed(target: string, to: 'opened' | 'closed', failures: number): void {
+    const { metrics, log } = this.deps;
+    metrics.circuitTransitions.inc({ target, to: to === 'opened' ? 'open' : 'closed' });
+    if (to === 'opened') {
+      log.warn(
+        { target, consecutive_failures: failures },
+        'circuit opened: actions for this target are held until a probe gets an answer',
+      );
+      return;
+    }
+    log.info({ target }, 'circuit closed: held actions resume');
+    void this.deps.circuits
+      .wakeHeld(target, this.deps.actionsQueue)
+      .catch((error: unknown) =>
+        log.warn(
+          { err: error, target },
+          'held actions not all woken; they look again on their own',
+        ),
+      );
+  }
+}

@@ -1,0 +1,355 @@
+import type { Queue } from 'bullmq';
+import { invalidArgument } from '../errors.js';
+import { withCommand } from '../redis.js';
+import type { LuaCommand, RedisClient } from '../redis.js';
+
+// The circuit breaker of contract section 11, kept in Redis so every worker process shares it.
+// One hash per partner target (`{prefix}:circuit:{target}`): `state` (closed, open), `failures`
+// (consecutive retryable failures), `since`, `next_probe_at`, `probe_job` and `probe_until` (the
+// probe in flight), `manual` (opened by an operator), `warm` (the target answered since its last
+// failure); a sorted set of the jobs it holds, in their order; a sorted set of the calls in
+// flight while the target is suspect; and one set naming every target. Times are Redis's clock.
+
+export type CircuitState = 'closed' | 'open';
+
+/** What a job does about the circuit before its call. */
+export type Admission =
+  /** Call; `tracked`: the call holds an in-flight lease (`leave` must follow). */
+  | { kind: 'call'; tracked: boolean }
+  /** Call: this is the one probe of the interval. */
+  | { kind: 'probe' }
+  /** The target is suspect and enough calls are in flight: try again in a moment (not held). */
+  | { kind: 'wait' }
+  /** The circuit is open: hold the job for `delayMs` (or until the circuit closes). */
+  | { kind: 'hold'; delayMs: number };
+
+/** How a call went, as far as the circuit is concerned. */
+export type CallResult =
+  /** The target answered (2xx, or a 4xx that is not 408 or 429). */
+  | 'answered'
+  /** A retryable failure of the target: a network error, 408, 429, 5xx, its IdP unreachable. */
+  | 'unavailable'
+  /** Neither (no call was made, an unexpected error): only the lease is given back. */
+  | 'neutral';
+
+/** What `leave` did to the circuit. */
+export interface Departure {
+  /** The circuit's state after the call. */
+  state: CircuitState;
+  /** Set when this call moved the circuit. */
+  transition: 'opened' | 'closed' | null;
+  failures: number;
+}
+
+/** One circuit, as the operator API shows it. */
+export interface CircuitView {
+  target: string;
+  state: CircuitState;
+  /** When it last changed state (ISO), or null if it never did. */
+  since: string | null;
+  consecutive_failures: number;
+  held_actions: number;
+  /** True when an operator opened it: no probes until an operator closes it. */
+  manual: boolean;
+  next_probe_at: string | null;
+}
+
+export interface CircuitSettings {
+  queuePrefix: string;
+  /** Consecutive retryable failures that open a circuit (`CIRCUIT_FAILURE_THRESHOLD`). */
+  failureThreshold: number;
+  /** Time between probes of an open circuit (`CIRCUIT_PROBE_INTERVAL_MS`). */
+  probeIntervalMs: number;
+  /** How long a call may hold its in-flight lease or the probe before it counts as gone. */
+  leaseMs: number;
+  /**
+   * How long a held job waits before it looks again, unless it is the first in line (which comes
+   * back for the next probe) or the circuit closes first (which wakes them all).
+   * @defaultValue 10 probe intervals, at least a minute
+   */
+  maxHoldMs?: number;
+}
+
+const NOW = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+`;
+
+/**
+ * KEYS: circuit, held, in-flight, the set of targets. ARGV: job id, its order (creation time),
+ * threshold, probe interval (jittered), lease, longest hold, target, '1' to hold only (a job
+ * whose call just failed on an open circuit: never the probe at once; 1 ms if it closed since).
+ * Returns {kind, n}: call (n = 1 when tracked), probe, wait, hold (n = ms).
+ */
+const ENTER: LuaCommand = {
+  name: 'pwCircuitEnter',
+  numberOfKeys: 4,
+  lua: `${NOW}
+local job, order, threshold = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local interval, lease, maxHold = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local c = redis.call('HMGET', KEYS[1], 'state', 'failures', 'next_probe_at', 'probe_until', 'manual', 'warm')
+local failures = tonumber(c[2] or '0')
+local holdOnly = ARGV[8] == '1'
+if holdOnly and c[1] ~= 'open' then return {'hold', 1} end
+if c[1] ~= 'open' then
+  redis.call('ZREM', KEYS[2], job)
+  if failures == 0 and c[6] == '1' then return {'call', 0} end
+  -- Suspect (it failed lately, or has not answered yet): no more calls in flight than failures
+  -- can still happen before the circuit opens.
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+  if redis.call('ZSCORE', KEYS[3], job) or redis.call('ZCARD', KEYS[3]) + failures < threshold then
+    redis.call('ZADD', KEYS[3], now + lease, job)
+    redis.call('PEXPIRE', KEYS[3], lease)
+    return {'call', 1}
+  end
+  return {'wait', 0}
+end
+if not holdOnly and c[5] ~= '1' and now >= tonumber(c[3] or '0') and now >= tonumber(c[4] or '0') then
+  redis.call('HSET', KEYS[1], 'probe_job', job, 'probe_until', now + lease, 'next_probe_at', now + interval)
+  redis.call('ZREM', KEYS[2], job)
+  return {'probe', 0}
+end
+redis.call('ZADD', KEYS[2], 'NX', order, job)
+redis.call('SADD', KEYS[4], ARGV[7])
+local first = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+-- The first in line comes back for the next probe (a probe still in flight: a little later).
+if first == job and c[5] ~= '1' then
+  return {'hold', math.max(tonumber(c[3] or '0') - now, math.floor(interval / 10), 50)}
+end
+return {'hold', maxHold}
+`,
+};
+
+/**
+ * KEYS: circuit, in-flight, the set of targets. ARGV: job id, result, threshold, probe interval
+ * (jittered), target. Returns {state, transition ('' for none), failures}.
+ */
+const LEAVE: LuaCommand = {
+  name: 'pwCircuitLeave',
+  numberOfKeys: 3,
+  lua: `${NOW}
+local job, result, threshold, interval = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+redis.call('ZREM', KEYS[2], job)
+local c = redis.call('HMGET', KEYS[1], 'state', 'failures', 'manual', 'probe_job', 'warm')
+local state = c[1] or 'closed'
+local failures = tonumber(c[2] or '0')
+local wasProbe = c[4] == job
+if result == 'neutral' then
+  if wasProbe then redis.call('HDEL', KEYS[1], 'probe_job', 'probe_until') end
+  return {state, '', failures}
+end
+if result == 'answered' then
+  if state == 'open' then
+    if c[3] == '1' then return {'open', '', failures} end
+    redis.call('HSET', KEYS[1], 'state', 'closed', 'failures', 0, 'warm', 1, 'since', now)
+    redis.call('HDEL', KEYS[1], 'probe_job', 'probe_until', 'next_probe_at')
+    return {'closed', 'closed', 0}
+  end
+  if failures ~= 0 or c[5] ~= '1' then redis.call('HSET', KEYS[1], 'failures', 0, 'warm', 1) end
+  return {'closed', '', 0}
+end
+redis.call('SADD', KEYS[3], ARGV[5])
+failures = redis.call('HINCRBY', KEYS[1], 'failures', 1)
+redis.call('HSET', KEYS[1], 'warm', 0)
+if state == 'open' then
+  if wasProbe then
+    redis.call('HSET', KEYS[1], 'next_probe_at', now + interval)
+    redis.call('HDEL', KEYS[1], 'probe_job', 'probe_until')
+  end
+  return {'open', '', failures}
+end
+if failures >= threshold then
+  redis.call('HSET', KEYS[1], 'state', 'open', 'since', now, 'next_probe_at', now + interval)
+  redis.call('HDEL', KEYS[1], 'probe_job', 'probe_until')
+  return {'open', 'opened', failures}
+end
+return {'closed', '', failures}
+`,
+};
+
+/**
+ * KEYS: circuit, the set of targets. ARGV: state (open, closed), target. An operator's override:
+ * open stays open (no probes) until an operator closes it; closed starts afresh (suspect until
+ * the target answers). Returns the transition ('' when it was in that state already).
+ */
+const OVERRIDE: LuaCommand = {
+  name: 'pwCircuitOverride',
+  numberOfKeys: 2,
+  lua: `${NOW}
+redis.call('SADD', KEYS[2], ARGV[2])
+local state = redis.call('HGET', KEYS[1], 'state') or 'closed'
+if ARGV[1] == 'open' then
+  redis.call('HSET', KEYS[1], 'manual', 1)
+  if state == 'open' then return '' end
+  redis.call('HSET', KEYS[1], 'state', 'open', 'since', now)
+  return 'opened'
+end
+redis.call('HDEL', KEYS[1], 'manual', 'probe_job', 'probe_until', 'next_probe_at')
+redis.call('HSET', KEYS[1], 'failures', 0)
+if state ~= 'open' then return '' end
+redis.call('HSET', KEYS[1], 'state', 'closed', 'since', now, 'warm', 0)
+return 'closed'
+`,
+};
+
+interface CircuitCommands {
+  pwCircuitEnter(...args: (string | number)[]): Promise<[string, number]>;
+  pwCircuitLeave(...args: (string | number)[]): Promise<[CircuitState, string, number]>;
+  pwCircuitOverride(...args: string[]): Promise<string>;
+}
+
+/** A jittered probe interval: between 80% and 120% of it, so workers do not probe in step. */
+const jittered = (intervalMs: number, random: () => number) =>
+  Math.round(intervalMs * (0.8 + 0.4 * random()));
+
+/** The circuits of every partner target, shared through Redis. */
+export class CircuitStore {
+  private readonly redis: RedisClient & CircuitCommands;
+
+  constructor(
+    redis: RedisClient,
+    private readonly settings: CircuitSettings,
+    private readonly random: () => number = Math.random,
+  ) {
+    if (settings.failureThreshold < 1 || settings.probeIntervalMs < 1) {
+      throw invalidArgument('a circuit needs a threshold and a probe interval of at least 1');
+    }
+    const client = withCommand<CircuitCommands>(redis, ENTER);
+    withCommand(client, LEAVE);
+    this.redis = withCommand<CircuitCommands>(client, OVERRIDE);
+  }
+
+  private key(target: string, part = ''): string {
+    return `${this.settings.queuePrefix}:circuit:${target}${part}`;
+  }
+
+  private get targetsKey(): string {
+    return `${this.settings.queuePrefix}:circuits`;
+  }
+
+  /** Names `targets` in the list of circuits (a worker's configured ones, at start). */
+  async register(targets: readonly string[]): Promise<void> {
+    if (targets.length > 0) await this.redis.sadd(this.targetsKey, ...targets);
+  }
+
+  /**
+   * Before a call of job `jobId` (created at `order`, epoch ms) to `target`; `holdOnly` for a job
+   * whose call just failed while the circuit is open (it is held, never made the probe at once).
+   */
+  async enter(target: string, jobId: string, order: number, holdOnly = false): Promise<Admission> {
+    const { failureThreshold, probeIntervalMs, leaseMs } = this.settings;
+    const [kind, n] = await this.redis.pwCircuitEnter(
+      this.key(target),
+      this.key(target, ':held'),
+      this.key(target, ':in-flight'),
+      this.targetsKey,
+      jobId,
+      order,
+      failureThreshold,
+      jittered(probeIntervalMs, this.random),
+      leaseMs,
+      this.maxHoldMs,
+      target,
+      holdOnly ? '1' : '0',
+    );
+    if (kind === 'call') return { kind, tracked: n === 1 };
+    if (kind === 'probe' || kind === 'wait') return { kind };
+    return { kind: 'hold', delayMs: n };
+  }
+
+  /** After the call of job `jobId` (or instead of it, `neutral`). */
+  async leave(target: string, jobId: string, result: CallResult): Promise<Departure> {
+    const [state, transition, failures] = await this.redis.pwCircuitLeave(
+      this.key(target),
+      this.key(target, ':in-flight'),
+      this.targetsKey,
+      jobId,
+      result,
+      this.settings.failureThreshold,
+      jittered(this.settings.probeIntervalMs, this.random),
+      target,
+    );
+    return {
+      state,
+      transition: transition === 'opened' || transition === 'closed' ? transition : null,
+      failures,
+    };
+  }
+
+  /** An operator opens or closes a circuit by hand; the transition, or null if none. */
+  async override(target: string, state: CircuitState): Promise<'opened' | 'closed' | null> {
+    const transition = await this.redis.pwCircuitOverride(
+      this.key(target),
+      this.targetsKey,
+      state,
+      target,
+    );
+    return transition === 'opened' || transition === 'closed' ? transition : null;
+  }
+
+  /** The ids of the jobs a circuit holds, oldest first. */
+  held(target: string): Promise<string[]> {
+    return this.redis.zrange(this.key(target, ':held'), '0', '-1');
+  }
+
+  /**
+   * Moves the jobs the circuit held back to waiting, oldest first (each goes to the end of the
+   * line, so they are taken in this order), and returns how many. A job no longer delayed (taken
+   * already, removed) is passed over. Should this process die half-way, the others come back on
+   * their own after their hold.
+   */
+  async wakeHeld(target: string, queue: Queue): Promise<number> {
+    // Taken off the list at once: a job held again meanwhile is listed anew.
+    const [[, listed] = [null, []]] =
+      (await this.redis
+        .multi()
+        .zrange(this.key(target, ':held'), '0', '-1')
+        .del(this.key(target, ':held'))
+        .exec()) ?? [];
+    const ids = listed as string[];
+    let woken = 0;
+    for (const id of ids) {
+      const job = await queue.getJob(id);
+      if (!job || !(await job.isDelayed())) continue;
+      await job.promote().then(
+        () => woken++,
+        () => undefined,
+      );
+    }
+    return woken;
+  }
+
+  /** Every known circuit, by target. */
+  async list(): Promise<CircuitView[]> {
+    const targets = (await this.redis.smembers(this.targetsKey)).sort();
+    return Promise.all(targets.map((target) => this.view(target)));
+  }
+
+  /** One circuit; a target never seen is closed. */
+  async view(target: string): Promise<CircuitView> {
+    const [fields, held] = await Promise.all([
+      this.redis.hgetall(this.key(target)),
+      this.redis.zcard(this.key(target, ':held')),
+    ]);
+    const time = (ms: string | undefined) => (ms ? new Date(Number(ms)).toISOString() : null);
+    const state: CircuitState = fields.state === 'open' ? 'open' : 'closed';
+    return {
+      target,
+      state,
+      since: time(fields.since),
+      consecutive_failures: Number(fields.failures ?? 0),
+      held_actions: held,
+      manual: fields.manual === '1',
+      next_probe_at: state === 'open' && fields.manual !== '1' ? time(fields.next_probe_at) : null,
+    };
+  }
+
+  /** True when the target is known (configured by a worker, or seen failing). */
+  async known(target: string): Promise<boolean> {
+    return (await this.redis.sismember(this.targetsKey, target)) === 1;
+  }
+
+  private get maxHoldMs(): number {
+    return this.settings.maxHoldMs ?? Math.max(60_000, 10 * this.settings.probeIntervalMs);
+  }
+}
