@@ -1,9 +1,10 @@
 // `npm run send`: sign and post sample events, print each answer as one JSON line; with --wait,
-// then each webhook's outcome record once all its actions have finished.
+// then each webhook's outcome record once all its actions have finished (and, on stderr, a line
+// for each action held meanwhile because its partner target's circuit is open).
 import { acknowledgementSchema, createRedis, duplicateRedis, OutcomeStore } from '@pw/shared';
 import { loadSendConfig } from './config.js';
 import type { SendConfig } from './config.js';
-import { parseSendArgs, sendEvents } from './send.js';
+import { parseSendArgs, reportingHeld, sendEvents } from './send.js';
 import type { SendResult } from './send.js';
 
 async function printOutcomes(results: SendResult[], config: SendConfig, timeoutSeconds: number) {
@@ -14,9 +15,12 @@ async function printOutcomes(results: SendResult[], config: SendConfig, timeoutS
     for (const result of results) {
       const ack = acknowledgementSchema.safeParse(result.body);
       if (!ack.success) continue;
-      const outcome = await store.waitUntilFinished(ack.data.webhook_id, subscriber, {
-        timeoutMs: timeoutSeconds * 1000,
-      });
+      const outcome = await store.waitUntil(
+        ack.data.webhook_id,
+        subscriber,
+        reportingHeld(process.stderr),
+        { timeoutMs: timeoutSeconds * 1000 },
+      );
       process.stdout.write(`${JSON.stringify(outcome)}\n`);
     }
   } finally {

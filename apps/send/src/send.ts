@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import { EVENT_KINDS, eventDefinitionByKind, sampleEvent, signEvent } from '@pw/shared';
-import type { EventKind } from '@pw/shared';
+import { EVENT_KINDS, eventDefinitionByKind, isFinished, sampleEvent, signEvent } from '@pw/shared';
+import type { EventKind, WebhookOutcome } from '@pw/shared';
 
 export const USAGE =
   'usage: npm run send -- <quote|contract|sales> [--status S] [--url U] [--count N] [--wait] [--timeout SECONDS]';
@@ -82,4 +82,24 @@ export async function sendEvents(options: SendOptions, secret: string): Promise<
     results.push({ status: response.status, body });
   }
   return results;
+}
+
+/**
+ * The wait's condition (every action finished), which also writes a line to `out` the first time
+ * each action is seen held (`held: circuit_open`), so a sender sees why nothing happens yet.
+ */
+export function reportingHeld(out: { write(text: string): unknown }) {
+  const reported = new Set<string>();
+  return (outcome: WebhookOutcome): boolean => {
+    for (const action of outcome.actions) {
+      if (action.held === 'circuit_open' && !reported.has(action.name)) {
+        reported.add(action.name);
+        out.write(
+          `${outcome.webhook_id} ${action.name}: held (its partner target's circuit is open; ` +
+            `no attempt is spent, it runs once the target answers)${action.last_error ? `; last error: ${action.last_error}` : ''}\n`,
+        );
+      }
+    }
+    return isFinished(outcome);
+  };
 }

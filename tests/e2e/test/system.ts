@@ -15,7 +15,7 @@ export interface RunningSystem {
   env: Record<string, string>;
   url: { ingress: string; dashboard: string; api: string; worker: string };
   /** `npm run send -- …args`: its exit code and the JSON lines it printed. */
-  send(...args: string[]): Promise<{ code: number | null; lines: unknown[] }>;
+  send(...args: string[]): Promise<{ code: number | null; lines: unknown[]; output: string }>;
   /** The webhook's outcome as soon as `condition` holds (woken by the outcome store's changes). */
   outcome(
     webhookId: string,
@@ -65,7 +65,7 @@ export async function startSystem(extra: Record<string, string> = {}): Promise<R
         .split('\n')
         .filter((line) => line.startsWith('{'))
         .map((line) => JSON.parse(line) as unknown);
-      return { code, lines };
+      return { code, lines, output: send.output };
     },
     outcome: (webhookId, condition) =>
       outcomes.waitUntil(webhookId, subscriber, condition, { timeoutMs: 20_000 }),
