@@ -38,6 +38,13 @@ export const TOKEN_REQUEST_FAILED = 'token_request_failed';
  */
 export class TokenError extends RetryableError {
   override name = 'TokenError';
+  /** The identity provider's HTTP status, when it answered. */
+  readonly status: number | undefined;
+
+  constructor(code: string, message: string, options?: { cause?: unknown; status?: number }) {
+    super(code, message, options);
+    this.status = options?.status;
+  }
 }
 
 interface CachedToken {
@@ -149,7 +156,7 @@ function toTokenError(error: unknown, credentials: ClientCredentials): TokenErro
     return new TokenError(
       error.error,
       `token request for ${where} refused: ${error.error}${description}`,
-      { cause: error },
+      { cause: error, status: error.status },
     );
   }
   const message = error instanceof Error ? error.message : String(error);
