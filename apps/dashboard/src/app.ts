@@ -3,7 +3,7 @@ import helmet from 'helmet';
 import type { NextFunction, Request, Response } from 'express';
 import type { Queue } from 'bullmq';
 import type { Registry } from 'prom-client';
-import type { Logger, RulesStore } from '@pw/shared';
+import type { ActionJobData, CircuitStore, Logger, RulesStore } from '@pw/shared';
 import { apiDocs } from './api-docs.js';
 import { basicAuth } from './basic-auth.js';
 import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
@@ -17,6 +17,10 @@ export interface DashboardDeps {
   queues: readonly Queue[];
   operator: Operator;
   rules: Pick<RulesStore, 'read' | 'replace'>;
+  /** The partner targets' circuits (contract section 11), shared with the workers through Redis. */
+  circuits: CircuitStore;
+  /** The `actions` queue, where closing a circuit wakes the jobs it held. */
+  actions: Queue<ActionJobData>;
   metrics: Registry;
   log: Logger;
   credentials: { user: string; password: string };

@@ -8,6 +8,7 @@ export const DASHBOARD_ERROR_CODES = {
   notFound: 'not_found',
   badRequest: 'bad_request',
   invalidRules: 'invalid_rules',
+  invalidCircuitState: 'invalid_circuit_state',
   internalError: 'internal_error',
 } as const;
 export type DashboardErrorCode = (typeof DASHBOARD_ERROR_CODES)[keyof typeof DASHBOARD_ERROR_CODES];

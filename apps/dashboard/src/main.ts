@@ -1,6 +1,7 @@
 // Composition root of the dashboard: the only place that reads the environment and builds clients.
 import { Queue } from 'bullmq';
 import {
+  CircuitStore,
   closeServer,
   configOrExit,
   onShutdownSignals,
@@ -33,9 +34,20 @@ const outcomes = new OutcomeStore(redis, {
   recordTtlSeconds: config.RECORD_TTL_SECONDS,
 });
 
+// The dashboard only reads and overrides circuits: the threshold, probe interval and lease steer
+// the workers' calls, so the contract's defaults stand in for them here.
+const circuits = new CircuitStore(redis, {
+  queuePrefix: prefix,
+  failureThreshold: 10,
+  probeIntervalMs: 5000,
+  leaseMs: 60_000,
+});
+
 const app = createDashboard({
   queues: [webhooks, actions],
   operator: new Operator(actions, outcomes),
+  circuits,
+  actions,
   rules: new RulesStore(redis, {
     queuePrefix: prefix,
     seed: config.actions.rules ?? DEFAULT_RULES,

@@ -2,12 +2,14 @@ import express from 'express';
 import { z } from 'zod';
 import { routingRulesSchema } from '@pw/shared';
 import type { Logger, RulesStore } from '@pw/shared';
+import { circuitApi } from './circuit-routes.js';
+import type { CircuitApiDeps } from './circuit-routes.js';
 import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
 import { jsonBodiesOnly } from './json-bodies-only.js';
 import type { Operator } from './operator.js';
 import { webhookIdParam } from './webhook-id.js';
 
-export interface OperatorApiDeps {
+export interface OperatorApiDeps extends CircuitApiDeps {
   operator: Operator;
   rules: Pick<RulesStore, 'read' | 'replace'>;
   log: Logger;
@@ -18,7 +20,8 @@ const filterSchema = z.object({ action: z.string().optional(), event_type: z.str
 const { notFound } = DASHBOARD_ERROR_CODES;
 
 /**
- * The operator API (mounted at `/api`): outcomes, replays, dead letters, routing rules. Long
+ * The operator API (mounted at `/api`): outcomes, replays, dead letters, routing rules, circuits
+ * (their own router). Every change is logged with `audit: true` and the user who made it. Long
  * because it is a table of routes, each a few lines read top to bottom.
  */
 export function operatorApi(deps: OperatorApiDeps): express.Router {
@@ -38,7 +41,7 @@ export function operatorApi(deps: OperatorApiDeps): express.Router {
     const replayed = await operator.replayWebhook(req.params.webhookId);
     if (!replayed) return sendError(res, 404, notFound, `No webhook ${req.params.webhookId}`);
     log.info(
-      { webhook_id: req.params.webhookId, actions: replayed, user: res.locals.user },
+      { audit: true, webhook_id: req.params.webhookId, actions: replayed, user: res.locals.user },
       'replay',
     );
     res.status(202).json({ webhook_id: req.params.webhookId, replayed });
@@ -52,7 +55,7 @@ export function operatorApi(deps: OperatorApiDeps): express.Router {
     const filter = filterSchema.parse({ ...req.query, ...(req.body as object | undefined) });
     const replayed = await operator.replayDeadLetters(filter);
     log.info(
-      { filter, replayed: replayed.length, user: res.locals.user },
+      { audit: true, filter, replayed: replayed.length, user: res.locals.user },
       'bulk replay of dead letters',
     );
     res.status(202).json({ replayed });
@@ -80,9 +83,14 @@ export function operatorApi(deps: OperatorApiDeps): express.Router {
       );
     }
     const stored = await deps.rules.replace(parsed.data, String(res.locals.user));
-    log.info({ user: res.locals.user, rules: parsed.data.length }, 'routing rules replaced');
+    log.info(
+      { audit: true, user: res.locals.user, rules: parsed.data.length },
+      'routing rules replaced',
+    );
     res.json(stored);
   });
+
+  api.use('/circuits', circuitApi(deps));
 
   return api;
 }

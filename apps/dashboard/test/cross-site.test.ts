@@ -9,15 +9,17 @@ import type { DashboardHarness } from './harness.js';
 
 let h: DashboardHarness;
 let behindProxy: DashboardHarness;
-beforeAll(() => {
+beforeAll(async () => {
   h = startDashboard();
   behindProxy = startDashboard({ publicUrl: 'https://ops.example.com/dashboard/' });
+  await h.circuits.register([TARGET]);
 });
 afterAll(async () => {
   await h.close();
   await behindProxy.close();
 });
 
+const TARGET = 'http://127.0.0.1:4010 partner/partner-webhooks';
 const RULES = { rules: [{ event_type: 'quote.status_changed', action: 'notify_customer' }] };
 const forbidden = { code: 'forbidden_origin', message: expect.any(String) as string, details: [] };
 const rulesCount = async (d: DashboardHarness) =>
@@ -29,16 +31,22 @@ describe('cross-site requests', () => {
       ['put', '/api/rules'],
       ['post', '/api/dead-letters/replay'],
       ['post', '/api/webhooks/wh_AAAAAAAAAAAAAAAAAAAAAA/replay'],
+      ['put', `/api/circuits/${encodeURIComponent(TARGET)}`],
       ['put', '/admin/queues/api/queues/actions/pause'],
       ['put', '/admin/queues/api/queues/actions/retry/failed'],
       ['post', '/admin/queues/api/queues/actions/add'],
     ] as const) {
-      const response = await h.as(method, path).set('Origin', 'https://evil.example').send(RULES);
+      // A body each API route would act on, were the request let through.
+      const response = await h
+        .as(method, path)
+        .set('Origin', 'https://evil.example')
+        .send({ ...RULES, state: 'open' });
       expect(response.status, `${method} ${path}`).toBe(403);
       expect((response.body as { error: unknown }).error).toEqual(forbidden);
     }
     expect(await rulesCount(h)).toBe(DEFAULT_RULES.length);
     expect(await h.actions.isPaused()).toBe(false);
+    expect(await h.circuits.view(TARGET)).toMatchObject({ state: 'closed', manual: false });
   });
 
   it('refuses before basic auth: no credentials still get 403, never a password prompt', async () => {

@@ -4,6 +4,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   actionJobId,
+  CircuitStore,
   createLogger,
   DEFAULT_RULES,
   openApiDocument,
@@ -91,6 +92,13 @@ beforeAll(() => {
   app = createDashboard({
     queues: [webhooks, actions],
     operator: new Operator(actions, outcomes),
+    circuits: new CircuitStore(redis, {
+      queuePrefix: prefix,
+      failureThreshold: 10,
+      probeIntervalMs: 5000,
+      leaseMs: 60_000,
+    }),
+    actions,
     rules: new RulesStore(redis, { queuePrefix: prefix, seed: DEFAULT_RULES }),
     metrics: createDashboardMetrics([webhooks, actions]),
     log: createLogger({ name: 'dashboard-test', level: 'silent' }),

@@ -5,6 +5,7 @@ import request from 'supertest';
 import { expect, vi } from 'vitest';
 import {
   actionJobId,
+  CircuitStore,
   createLogger,
   DEFAULT_RULES,
   OutcomeStore,
@@ -31,6 +32,8 @@ export interface DashboardHarness {
   webhooks: Queue<WebhookJobData>;
   actions: Queue<ActionJobData>;
   outcomes: OutcomeStore;
+  /** The store the dashboard reads and overrides circuits through. */
+  circuits: CircuitStore;
   /** Every line the dashboard logged, parsed. */
   logs: Record<string, unknown>[];
   /** A request as the dashboard's own page sends it: credentials, own `Host` and `Origin`. */
@@ -47,6 +50,12 @@ export function startDashboard(options: { publicUrl?: string } = {}): DashboardH
   const webhooks = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, { connection: redis, prefix });
   const actions = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection: redis, prefix });
   const outcomes = new OutcomeStore(redis, { queuePrefix: prefix, recordTtlSeconds: 600 });
+  const circuits = new CircuitStore(redis, {
+    queuePrefix: prefix,
+    failureThreshold: 10,
+    probeIntervalMs: 5000,
+    leaseMs: 60_000,
+  });
   const logs: Record<string, unknown>[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -59,6 +68,8 @@ export function startDashboard(options: { publicUrl?: string } = {}): DashboardH
   const app = createDashboard({
     queues: [webhooks, actions],
     operator: new Operator(actions, outcomes),
+    circuits,
+    actions,
     rules: new RulesStore(redis, { queuePrefix: prefix, seed: DEFAULT_RULES }),
     metrics: createDashboardMetrics([webhooks, actions]),
     log: createLogger({ name: 'dashboard-test', level: 'info', destination }),
@@ -72,6 +83,7 @@ export function startDashboard(options: { publicUrl?: string } = {}): DashboardH
     webhooks,
     actions,
     outcomes,
+    circuits,
     logs,
     as: (method, path) => withOwnOrigin(request(app)[method](path).auth(AUTH.user, AUTH.password)),
     async close() {

@@ -1,0 +1,73 @@
+import express from 'express';
+import type { Queue } from 'bullmq';
+import { z } from 'zod';
+import type { CircuitStore, Logger } from '@pw/shared';
+import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
+
+export interface CircuitApiDeps {
+  circuits: Pick<CircuitStore, 'list' | 'view' | 'known' | 'override' | 'wakeHeld'>;
+  /** The queue whose jobs a circuit holds: closing one wakes them there. */
+  actions: Queue;
+  log: Logger;
+}
+
+const overrideSchema = z.object({ state: z.enum(['open', 'closed']) });
+
+/**
+ * The circuits of the partner targets (contract section 11), mounted at `/api/circuits` behind
+ * the operator API's body parsing: read them all, or open or close one by hand. `:target` is the
+ * target string percent-encoded (its `/` as `%2F`).
+ */
+export function circuitApi(deps: CircuitApiDeps): express.Router {
+  const { circuits, log } = deps;
+  const api = express.Router();
+
+  api.get('/', async (_req, res) => {
+    res.json({ circuits: await circuits.list() });
+  });
+
+  // A manual open holds the target's actions, with no probes, until an operator closes it; a
+  // close (even of a circuit closed already) wakes what it held at once, oldest first.
+  api.put('/:target', async (req, res) => {
+    const { target } = req.params;
+    const parsed = overrideSchema.safeParse(req.body);
+    if (!parsed.success) {
+      return sendError(
+        res,
+        400,
+        DASHBOARD_ERROR_CODES.invalidCircuitState,
+        'The body must be { "state": "open" } or { "state": "closed" }; nothing changed',
+        parsed.error.issues.map((issue) => ({
+          path: issue.path.join('.'),
+          message: issue.message,
+        })),
+      );
+    }
+    if (!(await circuits.known(target))) {
+      return sendError(res, 404, DASHBOARD_ERROR_CODES.notFound, `No circuit ${target}`);
+    }
+    const { state } = parsed.data;
+    const transition = await circuits.override(target, state);
+    // The change is made: it is audited even if waking fails (the held jobs then come back on
+    // their own after their hold, and the operator gets a 500).
+    const waking =
+      state === 'closed' ? circuits.wakeHeld(target, deps.actions) : Promise.resolve(0);
+    const woken = await waking.catch(() => null);
+    log.info(
+      {
+        audit: true,
+        action: 'circuit_override',
+        user: res.locals.user,
+        target,
+        state,
+        transition,
+        woken,
+      },
+      'circuit override',
+    );
+    if (woken === null) await waking;
+    res.json({ ...(await circuits.view(target)), transition, woken });
+  });
+
+  return api;
+}

@@ -1,0 +1,205 @@
+// The circuits of the partner targets in the operator API (contract sections 7, 11 and 12): an
+// operator reads them, opens one by hand for planned maintenance, and closes it, which wakes the
+// actions it held at once. The circuits are set up as workers set them, through a CircuitStore on
+// the dashboard's prefix.
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { actionJobId, CircuitStore } from '@pw/shared';
+import type { ActionJobData, CircuitView } from '@pw/shared';
+import { AUTH, startDashboard } from './harness.js';
+import type { DashboardHarness } from './harness.js';
+
+const UP = 'http://127.0.0.1:4010 partner/partner-webhooks';
+const DOWN = 'http://127.0.0.1:4020 partner-ch/partner-webhooks';
+const THRESHOLD = 3;
+const HELD = ['wh_heldA0000000000000000', 'wh_heldB0000000000000000'];
+
+let h: DashboardHarness;
+/** The circuits as the workers drive them. */
+let workers: CircuitStore;
+beforeAll(() => {
+  h = startDashboard();
+  workers = new CircuitStore(h.redis, {
+    queuePrefix: h.prefix,
+    failureThreshold: THRESHOLD,
+    // Long enough that no probe falls due during the test: every job entering is held.
+    probeIntervalMs: 600_000,
+    leaseMs: 30_000,
+  });
+});
+afterAll(() => h.close());
+
+const path = (target: string) => `/api/circuits/${encodeURIComponent(target)}`;
+const circuitsListed = async () =>
+  ((await h.as('get', '/api/circuits')).body as { circuits: CircuitView[] }).circuits;
+
+/** Opens DOWN as workers do, and holds a delayed action job per webhook of HELD on it. */
+async function openWithHeldJobs(): Promise<string[]> {
+  for (let failure = 0; failure < THRESHOLD; failure++) {
+    await workers.leave(DOWN, `failing-${failure}`, 'unavailable');
+  }
+  const ids: string[] = [];
+  for (const webhookId of HELD) {
+    const data: ActionJobData = {
+      webhook_id: webhookId,
+      action: 'notify_customer',
+      event_type: 'quote.status_changed',
+      event: {},
+      backoff: { type: 'fixed', delay_ms: 1 },
+    };
+    const job = await h.actions.add('notify_customer', data, {
+      jobId: actionJobId(webhookId, 'notify_customer'),
+      delay: 600_000,
+    });
+    const admission = await workers.enter(DOWN, job.id!, job.timestamp);
+    expect(admission.kind).toBe('hold');
+    ids.push(job.id!);
+  }
+  return ids;
+}
+
+describe('circuits in the operator API', () => {
+  let heldIds: string[];
+  beforeAll(async () => {
+    await workers.register([UP, DOWN]);
+    heldIds = await openWithHeldJobs();
+  });
+
+  it('GET /api/circuits lists every known circuit with its state', async () => {
+    const response = await h.as('get', '/api/circuits');
+    expect(response.status).toBe(200);
+    const { circuits } = response.body as { circuits: CircuitView[] };
+    expect(circuits).toEqual([
+      {
+        target: UP,
+        state: 'closed',
+        since: null,
+        consecutive_failures: 0,
+        held_actions: 0,
+        manual: false,
+        next_probe_at: null,
+      },
+      {
+        target: DOWN,
+        state: 'open',
+        since: expect.any(String) as string,
+        consecutive_failures: THRESHOLD,
+        held_actions: HELD.length,
+        manual: false,
+        next_probe_at: expect.any(String) as string,
+      },
+    ]);
+    const down = circuits[1]!;
+    expect(Date.parse(down.next_probe_at!)).toBeGreaterThan(Date.parse(down.since!));
+  });
+
+  it('PUT open opens a closed circuit by hand: manual, no probe, audited with the user', async () => {
+    const response = await h.as('put', path(UP)).send({ state: 'open' });
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({
+      target: UP,
+      state: 'open',
+      manual: true,
+      next_probe_at: null,
+      transition: 'opened',
+      woken: 0,
+    });
+    expect(await h.circuits.view(UP)).toMatchObject({ state: 'open', manual: true });
+    expect(h.logs).toContainEqual(
+      expect.objectContaining({
+        audit: true,
+        action: 'circuit_override',
+        msg: 'circuit override',
+        user: AUTH.user,
+        target: UP,
+        state: 'open',
+        transition: 'opened',
+      }),
+    );
+    // Opening it again changes nothing, and says so.
+    const again = await h.as('put', path(UP)).send({ state: 'open' });
+    expect(again.body).toMatchObject({ state: 'open', manual: true, transition: null });
+  });
+
+  it('PUT closed closes it and wakes the jobs it held at once, oldest first; audited', async () => {
+    for (const id of heldIds) expect(await h.actions.getJobState(id)).toBe('delayed');
+    const response = await h.as('put', path(DOWN)).send({ state: 'closed' });
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({
+      target: DOWN,
+      state: 'closed',
+      since: expect.any(String) as string,
+      consecutive_failures: 0,
+      held_actions: 0,
+      manual: false,
+      next_probe_at: null,
+      transition: 'closed',
+      woken: HELD.length,
+    });
+    for (const id of heldIds) expect(await h.actions.getJobState(id)).toBe('waiting');
+    // In the order workers take them (getWaiting lists the next one first): the oldest first.
+    const waiting = await h.actions.getWaiting();
+    expect(waiting.map((job) => job.id)).toEqual(heldIds);
+    expect(await h.actions.getDelayedCount()).toBe(0);
+    expect(h.logs).toContainEqual(
+      expect.objectContaining({
+        audit: true,
+        action: 'circuit_override',
+        user: AUTH.user,
+        target: DOWN,
+        state: 'closed',
+        transition: 'closed',
+        woken: HELD.length,
+      }),
+    );
+
+    // The manually opened one closes the same way, with nothing to wake.
+    const manual = await h.as('put', path(UP)).send({ state: 'closed' });
+    expect(manual.body).toMatchObject({
+      state: 'closed',
+      manual: false,
+      transition: 'closed',
+      woken: 0,
+    });
+    expect((await circuitsListed()).map((c) => [c.target, c.state])).toEqual([
+      [UP, 'closed'],
+      [DOWN, 'closed'],
+    ]);
+  });
+
+  it('404 not_found for a target no worker knows, and nothing is created', async () => {
+    const unknown = 'http://127.0.0.1:9999 nobody/nothing';
+    const response = await h.as('put', path(unknown)).send({ state: 'open' });
+    expect(response.status).toBe(404);
+    expect(response.body).toEqual({
+      error: { code: 'not_found', message: `No circuit ${unknown}`, details: [] },
+    });
+    expect(await h.circuits.known(unknown)).toBe(false);
+    expect((await circuitsListed()).map((c) => c.target)).toEqual([UP, DOWN]);
+  });
+
+  it('400 invalid_circuit_state for a body without a valid state, and nothing changes', async () => {
+    for (const body of [{ state: 'half' }, {}, { state: 'OPEN' }, ['open']]) {
+      const response = await h.as('put', path(UP)).send(body);
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect((response.body as { error: { code: string } }).error.code).toBe(
+        'invalid_circuit_state',
+      );
+    }
+    const none = await h.as('put', path(UP));
+    expect(none.status).toBe(400);
+    expect(await h.circuits.view(UP)).toMatchObject({ state: 'closed', manual: false });
+  });
+
+  it('401 without credentials, for reading and for changing', async () => {
+    expect((await request(h.app).get('/api/circuits')).status).toBe(401);
+    const put = await request(h.app).put(path(UP)).send({ state: 'open' });
+    expect(put.status).toBe(401);
+    const wrong = await request(h.app)
+      .put(path(UP))
+      .auth(AUTH.user, 'wrong')
+      .send({ state: 'open' });
+    expect(wrong.status).toBe(401);
+    expect(await h.circuits.view(UP)).toMatchObject({ state: 'closed', manual: false });
+  });
+});
