@@ -68,6 +68,26 @@ function workerOptions(deps: WorkerDeps) {
 }
 
 /**
+ * The circuits of this worker's targets (the default and one per market), named in Redis so the
+ * dashboard lists them, and read at each scrape for `partner_circuit_open`.
+ */
+function circuitGate(deps: WorkerDeps, actionsQueue: Queue<ActionJobData>, leaseMs: number) {
+  const store = new CircuitStore(deps.connection, {
+    queuePrefix: deps.queuePrefix,
+    failureThreshold: deps.circuit?.failureThreshold ?? 10,
+    probeIntervalMs: deps.circuit?.probeIntervalMs ?? 5000,
+    leaseMs,
+  });
+  const all = [deps.targets.fallback, ...deps.targets.byMarket.values()].map(circuitTarget);
+  const targets = [...new Set(all)];
+  void store
+    .register(targets)
+    .catch((error: unknown) => deps.log.warn({ err: error }, 'circuits not registered yet'));
+  deps.metrics.watchCircuits(() => Promise.all(targets.map((target) => store.view(target))));
+  return new CircuitGate({ ...deps, circuits: store, actionsQueue });
+}
+
+/**
  * The worker: the fan-out processor on `webhooks` turns each webhook into action jobs, the action
  * processor on `actions` runs each against the partner API, and a listener records the jobs
  * BullMQ fails as stalled.
@@ -77,29 +97,11 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
   const options = workerOptions(deps);
   const actionsQueue = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection, prefix });
   const order = new EventOrder(connection, prefix, deps.retry.recordTtlSeconds);
-  // A slot of a worker that died is free again once its job could have run its course.
-  const limits = new ActionLimits(
-    connection,
-    prefix,
-    options.lockDuration + 2 * deps.api.timeoutMs,
-  );
-
-  // A probe or in-flight lease of a worker that died is free again after the same time.
-  const circuitStore = new CircuitStore(connection, {
-    queuePrefix: prefix,
-    failureThreshold: deps.circuit?.failureThreshold ?? 10,
-    probeIntervalMs: deps.circuit?.probeIntervalMs ?? 5000,
-    leaseMs: options.lockDuration + 2 * deps.api.timeoutMs,
-  });
-  const circuits = new CircuitGate({ circuits: circuitStore, actionsQueue, ...deps });
-  const targets = [deps.targets.fallback, ...deps.targets.byMarket.values()].map(circuitTarget);
-  const ownTargets = [...new Set(targets)];
-  void circuitStore
-    .register(ownTargets)
-    .catch((error: unknown) => log.warn({ err: error }, 'circuits not registered yet'));
-  deps.metrics.watchCircuits(() =>
-    Promise.all(ownTargets.map((target) => circuitStore.view(target))),
-  );
+  // A slot, probe or in-flight lease of a worker that died is free again once its job could
+  // have run its course.
+  const leaseMs = options.lockDuration + 2 * deps.api.timeoutMs;
+  const limits = new ActionLimits(connection, prefix, leaseMs);
+  const circuits = circuitGate(deps, actionsQueue, leaseMs);
 
   const fanOutDeps: FanOutDeps = { ...deps, actionsQueue, order };
   const webhooks = new Worker<WebhookJobData>(
