@@ -5,8 +5,8 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actionJobId, CircuitStore } from '@pw/shared';
-import type { ActionJobData, CircuitView } from '@pw/shared';
-import { AUTH, startDashboard } from './harness.js';
+import type { CircuitView } from '@pw/shared';
+import { AUTH, notifyCustomer, startDashboard } from './harness.js';
 import type { DashboardHarness } from './harness.js';
 
 const UP = 'http://127.0.0.1:4010 partner/partner-webhooks';
@@ -40,13 +40,7 @@ async function openWithHeldJobs(): Promise<string[]> {
   }
   const ids: string[] = [];
   for (const webhookId of HELD) {
-    const data: ActionJobData = {
-      webhook_id: webhookId,
-      action: 'notify_customer',
-      event_type: 'quote.status_changed',
-      event: {},
-      backoff: { type: 'fixed', delay_ms: 1 },
-    };
+    const data = notifyCustomer(webhookId);
     const job = await h.actions.add('notify_customer', data, {
       jobId: actionJobId(webhookId, 'notify_customer'),
       delay: 600_000,

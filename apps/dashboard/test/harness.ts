@@ -109,17 +109,19 @@ export function standInWorker(h: DashboardHarness, passing: ReadonlySet<string>)
   );
 }
 
+/** The data of a `notify_customer` job of `webhookId`. */
+export const notifyCustomer = (webhookId: string): ActionJobData => ({
+  webhook_id: webhookId,
+  action: 'notify_customer',
+  event_type: 'quote.status_changed',
+  event: {},
+  backoff: { type: 'fixed', delay_ms: 1 },
+});
+
 /** Adds a `notify_customer` job for `webhookId` and waits until the stand-in worker failed it. */
 export async function failedAction(h: DashboardHarness, webhookId: string): Promise<string> {
   const id = actionJobId(webhookId, 'notify_customer');
-  const data: ActionJobData = {
-    webhook_id: webhookId,
-    action: 'notify_customer',
-    event_type: 'quote.status_changed',
-    event: {},
-    backoff: { type: 'fixed', delay_ms: 1 },
-  };
-  await h.actions.add('notify_customer', data, { jobId: id, attempts: 1 });
+  await h.actions.add('notify_customer', notifyCustomer(webhookId), { jobId: id, attempts: 1 });
   await vi.waitFor(async () => expect(await h.actions.getJobState(id)).toBe('failed'), {
     timeout: 5000,
   });
