@@ -37,6 +37,8 @@ export function actionJobs(
         jobId: actionJobId(webhook.webhook_id, action),
         attempts: settings?.attempts ?? defaults.attempts,
         backoff: { type: BACKOFF_TYPE },
+        // A job held through a long outage logs each probe it made: the last 50 are kept.
+        keepLogs: 50,
         removeOnComplete: { age: defaults.recordTtlSeconds },
         removeOnFail: { age: defaults.recordTtlSeconds },
       },

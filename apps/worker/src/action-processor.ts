@@ -76,7 +76,7 @@ export async function processAction(
   if (run.settings?.enabled === false) return skip(job, run, deps, 'disabled');
   if (await isStale(job, run, deps)) return skip(job, run, deps, 'stale');
   const admission = await deps.circuits.enter(run.circuit, job);
-  if (admission.kind === 'hold') await hold(job, run, deps, admission.delayMs, token);
+  if (admission.kind === 'hold') await hold(job, run, deps, admission, token);
   if (admission.kind === 'wait') await waitAWhile(job, token);
   const limited = run.settings && ActionLimits.applies(run.settings) ? run.settings : undefined;
   let called = false;
@@ -85,32 +85,49 @@ export async function processAction(
     called = true;
     return await callAction(job, run, deps, admission, token);
   } finally {
-    if (limited?.max_concurrent) await deps.limits.release(action, job.id ?? webhookId);
-    // No call after all (waiting for a slot): the probe or in-flight lease is given back.
-    if (!called && admission.kind !== 'call')
-      await deps.circuits.leave(run.circuit, job, 'neutral');
-    if (!called && admission.kind === 'call' && admission.tracked) {
-      await deps.circuits.leave(run.circuit, job, 'neutral');
+    // No call after all (waiting for a slot): the probe or in-flight lease is given back first,
+    // so that a failure to free the slot cannot keep the probe.
+    if (
+      !called &&
+      (admission.kind === 'probe' || (admission.kind === 'call' && admission.tracked))
+    ) {
+      await deps.circuits
+        .leave(run.circuit, job, 'neutral')
+        .catch((error: unknown) => run.log.warn({ err: error }, 'circuit lease not given back'));
     }
+    if (limited?.max_concurrent) await deps.limits.release(action, job.id ?? webhookId);
   }
 }
 
-/** Holds the job while its target's circuit is open: no attempt spent, no call made. */
+/**
+ * Holds the job while its target's circuit is open: no attempt spent, no call made. The record,
+ * the board's job log and the counter hear of it once per hold (a job woken to look again is not
+ * held anew), or when the call it just made failed.
+ */
 async function hold(
   job: Job<ActionJobData>,
   run: Try,
   deps: ActionProcessorDeps,
-  delayMs: number,
+  admission: { delayMs: number; newly: boolean },
   token: string | undefined,
   error?: unknown,
 ): Promise<never> {
   const { webhook_id: webhookId, action } = job.data;
-  await deps.outcomes.held(webhookId, action, error === undefined ? undefined : describe(error));
-  deps.metrics.actionsHeld.inc({ action });
-  await job.log(
-    `held: the circuit of ${run.circuit} is open; no attempt is spent, the job runs once a probe gets an answer`,
-  );
-  await job.moveToDelayed(Date.now() + delayMs, token);
+  if (admission.newly || error !== undefined) {
+    // What is written about the hold must not cost the action an attempt.
+    await Promise.all([
+      deps.outcomes.held(webhookId, action, error === undefined ? undefined : describe(error)),
+      job.log(
+        `held: the circuit of ${run.circuit} is open; no attempt is spent, the job runs once a probe gets an answer`,
+      ),
+    ]).catch((failure: unknown) => run.log.warn({ err: failure }, 'hold not recorded'));
+    deps.metrics.actionsHeld.inc({ action });
+  }
+  await job.moveToDelayed(Date.now() + admission.delayMs, token);
+  // Closed meanwhile (its held jobs woken before this one was delayed): back at once.
+  if ((await deps.circuits.state(run.circuit).catch(() => 'open')) === 'closed') {
+    await job.promote().catch(() => undefined);
+  }
   throw new DelayedError();
 }
 
@@ -146,6 +163,8 @@ async function skip(
   reason: SkipReason,
 ): Promise<{ skipped: SkipReason }> {
   const { webhook_id: webhookId, action } = job.data;
+  // A job held before it became stale must not stay first in line for the next probe.
+  await deps.circuits.forget(run.circuit, job);
   await deps.outcomes.skipped(webhookId, action, reason);
   deps.metrics.actions.inc({ action, outcome: `skipped_${reason}` });
   run.log.info(SKIP_MESSAGES[reason]);
@@ -203,7 +222,12 @@ async function callAction(
       config: deps.actionsConfig,
     });
     stop();
-    if (reportAnswers) await deps.circuits.leave(run.circuit, job, 'answered');
+    if (reportAnswers) {
+      // The call is done: a report that does not reach Redis must not make it run again.
+      await deps.circuits
+        .leave(run.circuit, job, 'answered')
+        .catch((error: unknown) => run.log.warn({ err: error }, 'circuit not told of the answer'));
+    }
     await deps.outcomes.settled(webhookId, action, 'completed');
     deps.metrics.actions.inc({ action, outcome: 'completed' });
     run.log.info({ status: outcome.status }, 'action completed');
@@ -215,7 +239,8 @@ async function callAction(
       const after = await deps.circuits.leave(run.circuit, job, result);
       if (result === 'unavailable' && after.state === 'open') {
         const again = await deps.circuits.enter(run.circuit, job, true);
-        await hold(job, run, deps, again.kind === 'hold' ? again.delayMs : 1, token, error);
+        const admission = again.kind === 'hold' ? again : { delayMs: 1, newly: false };
+        await hold(job, run, deps, admission, token, error);
       }
     }
     throw await recordFailure(job, error, run, deps);

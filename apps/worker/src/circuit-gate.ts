@@ -50,6 +50,16 @@ export class CircuitGate {
     return this.deps.circuits.enter(target, job.id ?? job.data.webhook_id, job.timestamp, holdOnly);
   }
 
+  /** The circuit's state now. */
+  state(target: string) {
+    return this.deps.circuits.state(target);
+  }
+
+  /** The job finished without a call: it no longer waits for the circuit. */
+  forget(target: string, job: Job<ActionJobData>): Promise<void> {
+    return this.deps.circuits.forget(target, job.id ?? job.data.webhook_id);
+  }
+
   /** Reports how the call went; returns the circuit's state after it. */
   async leave(target: string, job: Job<ActionJobData>, result: CallResult): Promise<Departure> {
     const departure = await this.deps.circuits.leave(target, job.id ?? job.data.webhook_id, result);

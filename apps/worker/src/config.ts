@@ -89,7 +89,7 @@ export const workerVariables = (production: boolean) => ({
   }),
   CIRCUIT_PROBE_INTERVAL_MS: envInt(5000, { min: 10 }).meta({
     description:
-      'time between probe calls to a target whose circuit is open (milliseconds, jittered by up to 20%)',
+      'time between probe calls to a target whose circuit is open (milliseconds; each wait up to 40% longer, never shorter, so workers do not probe in step)',
   }),
   RECORD_TTL_SECONDS: recordTtlEnv,
 });

@@ -77,6 +77,7 @@ function circuitGate(deps: WorkerDeps, actionsQueue: Queue<ActionJobData>, lease
     failureThreshold: deps.circuit?.failureThreshold ?? 10,
     probeIntervalMs: deps.circuit?.probeIntervalMs ?? 5000,
     leaseMs,
+    jobKeyPrefix: actionsQueue.toKey(''),
   });
   const all = [deps.targets.fallback, ...deps.targets.byMarket.values()].map(circuitTarget);
   const targets = [...new Set(all)];

@@ -126,8 +126,33 @@ describe('circuit state shared through Redis', () => {
     for (const id of ['a', 'b', 'c']) await circuits.leave(TARGET, id, 'unavailable');
     const first = await circuits.enter(TARGET, 'old', 1);
     const later = await circuits.enter(TARGET, 'new', 2);
-    expect(first.kind === 'hold' && first.delayMs).toBeLessThanOrEqual(1200);
-    expect(later).toEqual({ kind: 'hold', delayMs: 90_000 });
+    expect(first.kind === 'hold' && first.delayMs).toBeLessThanOrEqual(1400);
+    expect(later).toEqual({ kind: 'hold', delayMs: 90_000, newly: true });
+  });
+
+  it('a job is held once: waking to look again is not a new hold', async () => {
+    const circuits = store();
+    await warm(circuits);
+    for (const id of ['a', 'b', 'c']) await circuits.leave(TARGET, id, 'unavailable');
+    expect(await circuits.enter(TARGET, 'job', 1)).toMatchObject({ kind: 'hold', newly: true });
+    expect(await circuits.enter(TARGET, 'job', 1)).toMatchObject({ kind: 'hold', newly: false });
+  });
+
+  it('a job removed by hand while first in line is passed over: the next one comes back for the probe', async () => {
+    const queue = new Queue('actions', { connection: redis, prefix });
+    try {
+      const circuits = store({ probeIntervalMs: 1000, jobKeyPrefix: queue.toKey('') });
+      await warm(circuits);
+      for (const id of ['a', 'b', 'c']) await circuits.leave(TARGET, id, 'unavailable');
+      for (const id of ['gone', 'next']) await queue.add('x', {}, { jobId: id, delay: 600_000 });
+      expect((await circuits.enter(TARGET, 'gone', 1)).kind).toBe('hold');
+      await (await queue.getJob('gone'))!.remove();
+      const next = await circuits.enter(TARGET, 'next', 2);
+      expect(next.kind === 'hold' && next.delayMs).toBeLessThanOrEqual(1400);
+      expect((await circuits.view(TARGET)).held_actions).toBe(1);
+    } finally {
+      await queue.close();
+    }
   });
 
   it('closing wakes the held jobs, oldest first', async () => {

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { CircuitStore, QUEUE_NAMES } from '@pw/shared';
+import { actionJobId, CircuitStore, QUEUE_NAMES } from '@pw/shared';
 import type { EventKind, WebhookJobData, WebhookOutcome } from '@pw/shared';
 import { startSandbox } from '@pw/sandbox';
 import { newTestRedis, testRedisUrl } from '@pw/test-utils';
@@ -24,8 +24,8 @@ const POLICY = {
   backoff: { type: 'fixed', delay_ms: 100 },
   circuit: { failureThreshold: THRESHOLD, probeIntervalMs: PROBE_MS },
 } as const;
-/** The most calls an open circuit lets through in `ms`: one probe per (jittered, >= 80%) interval. */
-const probesIn = (ms: number, intervalMs = PROBE_MS) => Math.ceil(ms / (0.8 * intervalMs)) + 1;
+/** The most calls an open circuit lets through in `ms`: one probe per interval at most. */
+const probesIn = (ms: number, intervalMs = PROBE_MS) => Math.ceil(ms / intervalMs) + 1;
 
 const KINDS: [EventKind, string][] = [
   ['quote', 'approved'],
@@ -34,6 +34,18 @@ const KINDS: [EventKind, string][] = [
 ];
 const events = (count: number) =>
   Array.from({ length: count }, (_, i) => webhookJob(...KINDS[i % KINDS.length]!));
+
+async function jobLogs(harness: WorkerHarness, jobId: string): Promise<string[]> {
+  const actions = new Queue(QUEUE_NAMES.actions, {
+    connection: { url: testRedisUrl() },
+    prefix: harness.prefix,
+  });
+  try {
+    return (await actions.getJobLogs(jobId)).logs;
+  } finally {
+    await actions.close();
+  }
+}
 
 async function deadLetters(harness: WorkerHarness): Promise<number> {
   const actions = new Queue(QUEUE_NAMES.actions, {
@@ -72,6 +84,10 @@ describe.concurrent('a partner target away for 60 seconds', { timeout: 150_000 }
       for (const job of jobs) await harness.enqueue(job);
       const held = await harness.until(jobs[0]!.webhook_id, isHeld);
       expect(held.state).not.toBe('failed');
+      // On the board, a held job is a delayed job whose log says why.
+      const heldAction = held.actions.find((action) => action.held === 'circuit_open')!;
+      const logs = await jobLogs(harness, actionJobId(held.webhook_id, heldAction.name));
+      expect(logs.join('\n')).toMatch(/^held: the circuit of .+ is open; no attempt is spent/m);
 
       const last = await allCompleted(harness, jobs, OUTAGE_MS + 60_000);
       // Within a few probe intervals of the recovery (one probe, then the held jobs at once).

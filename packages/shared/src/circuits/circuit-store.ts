@@ -20,8 +20,11 @@ export type Admission =
   | { kind: 'probe' }
   /** The target is suspect and enough calls are in flight: try again in a moment (not held). */
   | { kind: 'wait' }
-  /** The circuit is open: hold the job for `delayMs` (or until the circuit closes). */
-  | { kind: 'hold'; delayMs: number };
+  /**
+   * The circuit is open: hold the job for `delayMs` (or until the circuit closes); `newly`: it was
+   * not held already (a job woken to look again is not newly held).
+   */
+  | { kind: 'hold'; delayMs: number; newly: boolean };
 
 /** How a call went, as far as the circuit is concerned. */
 export type CallResult =
@@ -63,6 +66,11 @@ export interface CircuitSettings {
   /** How long a call may hold its in-flight lease or the probe before it counts as gone. */
   leaseMs: number;
   /**
+   * The key prefix of the held jobs (BullMQ's `queue.toKey('')`), so a job removed by hand while
+   * first in line is passed over; without it, the next probe waits for a job that does not come.
+   */
+  jobKeyPrefix?: string;
+  /**
    * How long a held job waits before it looks again, unless it is the first in line (which comes
    * back for the next probe) or the circuit closes first (which wakes them all).
    * @defaultValue 10 probe intervals, at least a minute
@@ -78,8 +86,10 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 /**
  * KEYS: circuit, held, in-flight, the set of targets. ARGV: job id, its order (creation time),
  * threshold, probe interval (jittered), lease, longest hold, target, '1' to hold only (a job
- * whose call just failed on an open circuit: never the probe at once; 1 ms if it closed since).
- * Returns {kind, n}: call (n = 1 when tracked), probe, wait, hold (n = ms).
+ * whose call just failed on an open circuit: never the probe at once; 1 ms if it closed since),
+ * the held jobs' key prefix ('' for none).
+ * Returns {kind, n, newly}: call (n = 1 when tracked), probe, wait, hold (n = ms; newly = 1 when
+ * the job was not held already).
  */
 const ENTER: LuaCommand = {
   name: 'pwCircuitEnter',
@@ -90,7 +100,7 @@ local interval, lease, maxHold = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(
 local c = redis.call('HMGET', KEYS[1], 'state', 'failures', 'next_probe_at', 'probe_until', 'manual', 'warm')
 local failures = tonumber(c[2] or '0')
 local holdOnly = ARGV[8] == '1'
-if holdOnly and c[1] ~= 'open' then return {'hold', 1} end
+if holdOnly and c[1] ~= 'open' then return {'hold', 1, 0} end
 if c[1] ~= 'open' then
   redis.call('ZREM', KEYS[2], job)
   if failures == 0 and c[6] == '1' then return {'call', 0} end
@@ -109,14 +119,19 @@ if not holdOnly and c[5] ~= '1' and now >= tonumber(c[3] or '0') and now >= tonu
   redis.call('ZREM', KEYS[2], job)
   return {'probe', 0}
 end
-redis.call('ZADD', KEYS[2], 'NX', order, job)
+local newly = redis.call('ZADD', KEYS[2], 'NX', order, job)
 redis.call('SADD', KEYS[4], ARGV[7])
 local first = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+-- A job removed by hand while first in line would never come back for the probe: pass it over.
+while ARGV[9] ~= '' and first and first ~= job and redis.call('EXISTS', ARGV[9] .. first) == 0 do
+  redis.call('ZREM', KEYS[2], first)
+  first = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+end
 -- The first in line comes back for the next probe (a probe still in flight: a little later).
 if first == job and c[5] ~= '1' then
-  return {'hold', math.max(tonumber(c[3] or '0') - now, math.floor(interval / 10), 50)}
+  return {'hold', math.max(tonumber(c[3] or '0') - now, math.floor(interval / 10), 50), newly}
 end
-return {'hold', maxHold}
+return {'hold', maxHold, newly}
 `,
 };
 
@@ -193,14 +208,17 @@ return 'closed'
 };
 
 interface CircuitCommands {
-  pwCircuitEnter(...args: (string | number)[]): Promise<[string, number]>;
+  pwCircuitEnter(...args: (string | number)[]): Promise<[string, number, number?]>;
   pwCircuitLeave(...args: (string | number)[]): Promise<[CircuitState, string, number]>;
   pwCircuitOverride(...args: string[]): Promise<string>;
 }
 
-/** A jittered probe interval: between 80% and 120% of it, so workers do not probe in step. */
+/**
+ * A jittered probe interval, so workers do not probe in step: up to 40% longer, never shorter (at
+ * most one probe per interval).
+ */
 const jittered = (intervalMs: number, random: () => number) =>
-  Math.round(intervalMs * (0.8 + 0.4 * random()));
+  Math.round(intervalMs * (1 + 0.4 * random()));
 
 /** The circuits of every partner target, shared through Redis. */
 export class CircuitStore {
@@ -238,7 +256,7 @@ export class CircuitStore {
    */
   async enter(target: string, jobId: string, order: number, holdOnly = false): Promise<Admission> {
     const { failureThreshold, probeIntervalMs, leaseMs } = this.settings;
-    const [kind, n] = await this.redis.pwCircuitEnter(
+    const [kind, n, newly] = await this.redis.pwCircuitEnter(
       this.key(target),
       this.key(target, ':held'),
       this.key(target, ':in-flight'),
@@ -251,10 +269,21 @@ export class CircuitStore {
       this.maxHoldMs,
       target,
       holdOnly ? '1' : '0',
+      this.settings.jobKeyPrefix ?? '',
     );
     if (kind === 'call') return { kind, tracked: n === 1 };
     if (kind === 'probe' || kind === 'wait') return { kind };
-    return { kind: 'hold', delayMs: n };
+    return { kind: 'hold', delayMs: n, newly: newly === 1 };
+  }
+
+  /** The circuit's state now. */
+  async state(target: string): Promise<CircuitState> {
+    return (await this.redis.hget(this.key(target), 'state')) === 'open' ? 'open' : 'closed';
+  }
+
+  /** The job no longer waits for the circuit (it finished without a call). */
+  async forget(target: string, jobId: string): Promise<void> {
+    await this.redis.zrem(this.key(target, ':held'), jobId);
   }
 
   /** After the call of job `jobId` (or instead of it, `neutral`). */
