@@ -33,8 +33,12 @@ export function readableLine(name: string, line: string, useColour: boolean): st
   }
   const { time, level, msg, name: _name, pid: _pid, hostname: _host, err, ...rest } = record;
   const clock = typeof time === 'string' ? time.slice(11, 19) : '';
+  // A value with a space is quoted too, so `key=value` pairs stay readable as pairs.
   const fields = Object.entries(rest)
-    .map(([key, value]) => `${shown(key)}=${shown(value)}`)
+    .map(
+      ([key, value]) =>
+        `${shown(key)}=${/\s/.test(String(value)) ? JSON.stringify(value) : shown(value)}`,
+    )
     .join(' ');
   const error =
     err && typeof err === 'object' && 'message' in err

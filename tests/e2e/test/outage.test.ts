@@ -33,6 +33,11 @@ describe('the sandbox partner API told to fail for 10 seconds', { timeout: 60_00
     for (const action of outcome.actions) {
       expect(action).toMatchObject({ state: 'completed', held: null, last_error: null });
     }
+    // npm start's readable log: each transition on one line, the target (it has a space) quoted.
+    expect(system.run.output).toMatch(
+      /worker +warn +circuit opened: .+ target="http:\/\/127\.0\.0\.1:\d+ partner\/partner-webhooks" consecutive_failures=3/,
+    );
+    expect(system.run.output).toMatch(/worker +info +circuit closed: .+ target="[^"]+"/);
     // The worker's metric shows the circuit closed again.
     const metrics = await (await fetch(`${system.url.worker}/metrics`)).text();
     expect(metrics).toMatch(/^partner_circuit_open\{target="[^"]+"\} 0$/m);
