@@ -67,8 +67,8 @@ export class CircuitGate {
     return departure;
   }
 
-  /** A transition this process made (or an operator's, reported by the dashboard's process). */
-  changed(target: string, to: 'opened' | 'closed', failures: number): void {
+  /** A transition this process made: counted, logged, and on closing the held jobs woken. */
+  private changed(target: string, to: 'opened' | 'closed', failures: number): void {
     const { metrics, log } = this.deps;
     metrics.circuitTransitions.inc({ target, to: to === 'opened' ? 'open' : 'closed' });
     if (to === 'opened') {
