@@ -1,14 +1,12 @@
 import { existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { dockerReachable } from './docker.js';
 import { PrivateRedis } from './redis-server.js';
 import './test-redis.js';
 
 const onPath = (binary: string) =>
   (process.env.PATH ?? '').split(delimiter).some((dir) => existsSync(join(dir, binary)));
-
-const dockerReachable = () =>
-  Boolean(process.env.DOCKER_HOST) || existsSync('/var/run/docker.sock');
 
 /**
  * Gives every test run a Redis: `REDIS_URL` when set, else a testcontainers Redis when a Docker

@@ -5,3 +5,4 @@ export * from './fixtures.js';
 export * from './child-process.js';
 export * from './chromium.js';
 export * from './ensure-chromium.js';
+export * from './test-postgres.js';

@@ -1,0 +1,205 @@
+import pg from 'pg';
+import { invalidArgument } from '@pw/shared';
+import type { AuditRecord, RecordChange } from '@pw/shared';
+import { batchRows } from './batch-rows.js';
+import { readLedger } from './ledger.js';
+import { MIGRATIONS_DIRECTORY, migrate } from './migrate.js';
+import { purge } from './purge.js';
+import { encodeCursor } from './query-input.js';
+import {
+  actionsQuery,
+  auditQuery,
+  historyQuery,
+  searchQuery,
+  webhookQuery,
+} from './read-queries.js';
+import { groupBy, toAttempt, toAuditEntry, toSummary } from './read-rows.js';
+import type { StoredAction, StoredAttempt, StoredAuditEntry, StoredSummary } from './read-rows.js';
+import type {
+  AuditPage,
+  AuditQuery,
+  IngressCount,
+  Ledger,
+  PurgeOptions,
+  PurgeResult,
+  SearchFilter,
+  SearchPage,
+  WebhookRecord,
+} from './record-types.js';
+import { transaction } from './transaction.js';
+import { writeIngressCounts, writeRows } from './write-rows.js';
+
+export interface RecordStoreOptions {
+  /** A PostgreSQL connection string (`DATABASE_URL`). */
+  databaseUrl: string;
+  /**
+   * The schema, which must exist, holding the store's tables. @defaultValue the connection's own
+   * `search_path` (`public`, unless the connection string's `options` set another)
+   */
+  schema?: string;
+  /** Connections at most. @defaultValue 5 */
+  poolSize?: number;
+  /** The folder of the migration files. @defaultValue this package's `migrations/` */
+  migrationsDirectory?: URL;
+  /**
+   * Told when an idle connection fails (PostgreSQL restarted); the pool replaces it by itself.
+   * @defaultValue ignores it: the next query fails or reconnects, and its caller hears of it
+   */
+  onPoolError?: (error: Error) => void;
+}
+
+/** Reads that take several statements see one snapshot: a page never mixes two batches. */
+const READ_SNAPSHOT = 'begin isolation level repeatable read read only';
+
+/**
+ * The record store (contract section 12) in PostgreSQL: the recorder writes batches of changes
+ * to it, the operator API reads webhooks, their history, the audit log and the ledger from it.
+ */
+export class RecordStore {
+  private constructor(private readonly pool: pg.Pool) {}
+
+  /** Connects and brings the schema up to date (migrations). */
+  static async open(options: RecordStoreOptions): Promise<RecordStore> {
+    const pool = createPool(options);
+    try {
+      await migrate(pool, options.migrationsDirectory ?? MIGRATIONS_DIRECTORY);
+    } catch (error) {
+      await pool.end();
+      throw error;
+    }
+    return new RecordStore(pool);
+  }
+
+  /**
+   * Connects without migrating, for a reader (the dashboard) beside the recorder that migrates:
+   * nothing is asked of PostgreSQL until the first read, so a store that is down fails only the
+   * reads.
+   */
+  static connect(options: RecordStoreOptions): RecordStore {
+    return new RecordStore(createPool(options));
+  }
+
+  /** Closes its connections; closing again does nothing. */
+  async close(): Promise<void> {
+    if (!this.pool.ending) await this.pool.end();
+  }
+
+  /** Resolves when PostgreSQL answers. */
+  async ping(): Promise<void> {
+    await this.pool.query('select 1');
+  }
+
+  /**
+   * Writes a batch of changes in one transaction. Idempotent, and never moves a record backwards:
+   * a row keeps the fields of the newest change (by `seq`) written to it.
+   */
+  async writeBatch(changes: readonly RecordChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    const rows = batchRows(changes);
+    await transaction(this.pool, (client) => writeRows(client, rows));
+  }
+
+  /** Writes minutes' running totals of the ingress's codes. */
+  async writeIngressCounts(counts: readonly IngressCount[]): Promise<void> {
+    await writeIngressCounts(this.pool, counts);
+  }
+
+  /** A webhook's whole outcome record, with its event and attempt history; null when unknown. */
+  async webhook(webhookId: string): Promise<WebhookRecord | null> {
+    return transaction(
+      this.pool,
+      async (client) => {
+        const { rows } = await client.query<StoredSummary & { event: WebhookRecord['event'] }>(
+          webhookQuery(webhookId),
+        );
+        const row = rows[0];
+        if (!row) return null;
+        const actions = await client.query<StoredAction>(actionsQuery([webhookId]));
+        const history = await client.query<StoredAttempt>(historyQuery(webhookId));
+        const attempts = groupBy(history.rows, (attempt) => attempt.action);
+        const summary = toSummary(row, actions.rows);
+        return {
+          ...summary,
+          event: row.event,
+          actions: summary.actions.map((action) => ({
+            ...action,
+            history: (attempts.get(action.name) ?? []).map(toAttempt),
+          })),
+        };
+      },
+      READ_SNAPSHOT,
+    );
+  }
+
+  /** Webhooks matching every filter given, newest first, a page at a time. */
+  async search(filter: SearchFilter = {}): Promise<SearchPage> {
+    const query = searchQuery(filter);
+    return transaction(
+      this.pool,
+      async (client) => {
+        const { rows } = await client.query<StoredSummary>(query);
+        const page = rows.slice(0, query.limit);
+        const ids = page.map((row) => row.webhook_id);
+        const actions =
+          ids.length > 0 ? (await client.query<StoredAction>(actionsQuery(ids))).rows : [];
+        const byWebhook = groupBy(actions, (action) => action.webhook_id);
+        const last = page.at(-1);
+        return {
+          webhooks: page.map((row) => toSummary(row, byWebhook.get(row.webhook_id) ?? [])),
+          next_cursor:
+            rows.length > query.limit && last
+              ? encodeCursor(last.received_at.toISOString(), last.webhook_id)
+              : null,
+        };
+      },
+      READ_SNAPSHOT,
+    );
+  }
+
+  /** The audit log, newest first, a page at a time. */
+  async audit(query: AuditQuery = {}): Promise<AuditPage> {
+    const statement = auditQuery(query);
+    const { rows } = await this.pool.query<StoredAuditEntry>(statement);
+    const page = rows.slice(0, statement.limit);
+    const last = page.at(-1);
+    return {
+      entries: page.map((row): AuditRecord => toAuditEntry(row)),
+      next_cursor:
+        rows.length > statement.limit && last
+          ? encodeCursor(last.at.toISOString(), last.seq)
+          : null,
+    };
+  }
+
+  /** Where the webhooks accepted in [from, to) stand, widened to whole minutes. */
+  async ledger(interval: { from: string; to: string }): Promise<Ledger> {
+    return readLedger(this.pool, interval.from, interval.to);
+  }
+
+  /** Deletes webhooks (with their actions and attempts), audit entries and counts past retention. */
+  async purge(options: PurgeOptions): Promise<PurgeResult> {
+    return purge(this.pool, options);
+  }
+}
+
+/** A lower-case SQL identifier: safe in `search_path` unquoted, and read the same. */
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+function createPool(options: RecordStoreOptions): pg.Pool {
+  const { schema } = options;
+  const poolSize = options.poolSize ?? 5;
+  if (schema !== undefined && !SCHEMA_NAME.test(schema))
+    throw invalidArgument(`not a schema name: ${JSON.stringify(schema)}`);
+  if (!Number.isInteger(poolSize) || poolSize < 1) throw invalidArgument('poolSize must be >= 1');
+  const pool = new pg.Pool({
+    connectionString: options.databaseUrl,
+    max: poolSize,
+    // Everything the store runs names its tables unqualified.
+    ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
+    // PostgreSQL out of reach fails a call in time, rather than leaving it waiting.
+    connectionTimeoutMillis: 10_000,
+  });
+  // Without a listener, an idle connection's error would end the process.
+  pool.on('error', options.onPoolError ?? (() => undefined));
+  return pool;
+}

@@ -1,0 +1,105 @@
+import type { ActionOutcome, AttemptRecord, AuditRecord, WebhookState } from '@pw/shared';
+
+/** A webhook as search lists it (contract section 12): its outcome record without event or history. */
+export interface WebhookSummary {
+  webhook_id: string;
+  event_type: string;
+  entity_id: string;
+  customer_id: string | null;
+  received_at: string;
+  /** When the last action finished, null while any is still to run. */
+  finished_at: string | null;
+  state: WebhookState;
+  stale: boolean;
+  trace_id: string | null;
+  /** In the webhook's order of actions. */
+  actions: ActionOutcome[];
+}
+
+/** An action with its last 20 attempts, oldest first. */
+export interface ActionRecord extends ActionOutcome {
+  history: AttemptRecord[];
+}
+
+/** A webhook's whole outcome record (contract sections 7 and 12). */
+export interface WebhookRecord extends Omit<WebhookSummary, 'actions'> {
+  /** The event as received; null when only its outcome changes have been recorded. */
+  event: Record<string, unknown> | null;
+  actions: ActionRecord[];
+}
+
+/** Search filters, all optional and ANDed; an empty string counts as not given. */
+export interface SearchFilter {
+  entity_id?: string | undefined;
+  customer_id?: string | undefined;
+  event_type?: string | undefined;
+  state?: string | undefined;
+  /** ISO 8601; received at or after. */
+  from?: string | undefined;
+  /** ISO 8601; received before. */
+  to?: string | undefined;
+  /** @defaultValue 50, at most 500 */
+  limit?: number | undefined;
+  /** `next_cursor` of the page before. */
+  cursor?: string | undefined;
+}
+
+export interface SearchPage {
+  webhooks: WebhookSummary[];
+  /** Null on the last page. */
+  next_cursor: string | null;
+}
+
+export interface AuditQuery {
+  /** @defaultValue 100, at most 1000 */
+  limit?: number | undefined;
+  cursor?: string | undefined;
+}
+
+export interface AuditPage {
+  entries: AuditRecord[];
+  next_cursor: string | null;
+}
+
+/** A minute's running total of one ingress code, as the ingress counts it in Redis. */
+export interface IngressCount {
+  /** ISO 8601, the start of the minute. */
+  minute: string;
+  /** `accepted`, `duplicate`, or a refusal's error code. */
+  code: string;
+  count: number;
+}
+
+/** Where the webhooks accepted in [from, to) stand (contract section 12's ledger). */
+export interface Ledger {
+  /** `from` rounded down to the minute, ISO 8601. */
+  from: string;
+  /** `to` rounded up to the minute, ISO 8601. */
+  to: string;
+  accepted: number;
+  duplicates: number;
+  /** Refused requests by error code. */
+  refusals: Record<string, number>;
+  completed: number;
+  failed: number;
+  /** Queued or processing. */
+  in_flight: number;
+  /** accepted = completed + failed + in_flight */
+  balanced: boolean;
+}
+
+export interface PurgeOptions {
+  /** Rows older than this many days go (`RECORD_RETENTION_DAYS`). */
+  retentionDays: number;
+  /** Rows per delete statement, so no delete holds its locks long. @defaultValue 1000 */
+  batchSize?: number;
+  /** The present. @defaultValue now */
+  now?: Date;
+}
+
+/** Rows removed by a purge; actions and attempts go with their webhooks. */
+export interface PurgeResult {
+  webhooks: number;
+  audit_entries: number;
+  ingress_counts: number;
+}

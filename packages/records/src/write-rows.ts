@@ -1,0 +1,86 @@
+import type pg from 'pg';
+import type { BatchRows } from './batch-rows.js';
+import type { IngressCount } from './record-types.js';
+
+// Each table is written with one statement whatever the batch's size: its rows travel as one
+// jsonb array and `jsonb_populate_recordset` turns them into rows of the table's own type.
+
+/** Fields the newest change decides. */
+const NEWEST_WINS = [
+  'event_type',
+  'entity_id',
+  'received_at',
+  'finished_at',
+  'state',
+  'stale',
+  'actions',
+] as const;
+/** Fields only a `webhook` change carries: set by it whenever it comes, never erased after. */
+const ACCEPTED_ONLY = ['customer_id', 'event', 'trace_id'] as const;
+
+const newest = (column: string) =>
+  `${column} = case when webhooks.seq < excluded.seq then excluded.${column} else webhooks.${column} end`;
+const keptOnceSet = (column: string) =>
+  `${column} = coalesce(excluded.${column}, webhooks.${column})`;
+
+const UPSERT_WEBHOOKS = `
+insert into webhooks select * from jsonb_populate_recordset(null::webhooks, $1::jsonb)
+on conflict (webhook_id) do update set
+  ${[...NEWEST_WINS.map(newest), ...ACCEPTED_ONLY.map(keptOnceSet)].join(',\n  ')},
+  seq = greatest(webhooks.seq, excluded.seq)
+-- A change written again, or older than the row, changes nothing, unless it is the webhook
+-- change arriving after the webhook's outcome changes.
+where webhooks.seq < excluded.seq or (webhooks.event is null and excluded.event is not null)`;
+
+const UPSERT_ACTIONS = `
+insert into actions select * from jsonb_populate_recordset(null::actions, $1::jsonb)
+on conflict (webhook_id, name) do update set
+  state = excluded.state, attempts = excluded.attempts, last_error = excluded.last_error,
+  completed_at = excluded.completed_at, skipped = excluded.skipped, held = excluded.held,
+  seq = excluded.seq
+where actions.seq < excluded.seq`;
+
+const INSERT_ATTEMPTS = `
+insert into attempts select * from jsonb_populate_recordset(null::attempts, $1::jsonb)
+on conflict do nothing`;
+
+const INSERT_AUDIT_ENTRIES = `
+insert into audit_entries select * from jsonb_populate_recordset(null::audit_entries, $1::jsonb)
+on conflict do nothing`;
+
+/**
+ * A running total never goes down, so a total written late (another recorder's, or one sent
+ * again) never lowers the count, and writing it again changes nothing.
+ */
+const UPSERT_INGRESS_COUNTS = `
+insert into ingress_counts select * from jsonb_populate_recordset(null::ingress_counts, $1::jsonb)
+on conflict (minute, code) do update set count = excluded.count
+where ingress_counts.count < excluded.count`;
+
+/** Writes a batch's rows, webhooks first (the other tables refer to them). */
+export async function writeRows(client: pg.ClientBase, rows: BatchRows): Promise<void> {
+  const statements: [string, unknown[]][] = [
+    [UPSERT_WEBHOOKS, rows.webhooks],
+    [UPSERT_ACTIONS, rows.actions],
+    [INSERT_ATTEMPTS, rows.attempts],
+    [INSERT_AUDIT_ENTRIES, rows.audit_entries],
+  ];
+  for (const [sql, tableRows] of statements) {
+    if (tableRows.length > 0) await client.query(sql, [JSON.stringify(tableRows)]);
+  }
+}
+
+/** Upserts minutes' running totals, one row per minute and code (the last one given wins). */
+export async function writeIngressCounts(
+  client: pg.Pool,
+  counts: readonly IngressCount[],
+): Promise<void> {
+  const byKey = new Map(
+    counts.map((row) => {
+      const minute = new Date(row.minute).toISOString();
+      return [`${minute}\n${row.code}`, { ...row, minute }];
+    }),
+  );
+  const rows = [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, row]) => row);
+  if (rows.length > 0) await client.query(UPSERT_INGRESS_COUNTS, [JSON.stringify(rows)]);
+}

@@ -1,0 +1,270 @@
+import { describe, expect } from 'vitest';
+import { MAX_ERROR_LENGTH } from '@pw/shared';
+import type { RecordChange } from '@pw/shared';
+import { accepted, action, audit, outcome, webhookId } from './changes.js';
+import { tableContents, test } from './store-fixture.js';
+
+const id = webhookId(1);
+const at = (second: number) => `2025-03-01T10:00:${String(second).padStart(2, '0')}.000Z`;
+
+/** A webhook whose `notify_crm` is tried three times (503, 503, 200); `report` stays waiting. */
+function threeAttempts(): RecordChange[] {
+  const actions = (crm: Parameters<typeof action>[1]) => [
+    action('notify_crm', crm),
+    action('report', { state: 'completed', completed_at: at(1) }),
+  ];
+  const attempt = (n: number, outcome: 'retrying' | 'completed', status: number) => ({
+    action: 'notify_crm',
+    attempt: n,
+    started_at: at(n * 10),
+    finished_at: at(n * 10 + 1),
+    outcome,
+    status,
+    error: outcome === 'completed' ? null : `partner answered ${status}`,
+    duration_ms: 12,
+  });
+  const retrying = (n: number) => ({
+    state: 'retrying' as const,
+    attempts: n,
+    last_error: 'partner answered 503',
+  });
+  return [
+    accepted(1n, { webhook_id: id, actions: ['notify_crm', 'report'], customer_id: 'C-9' }),
+    outcome(
+      2n,
+      at(11),
+      { webhook_id: id, actions: actions(retrying(1)) },
+      attempt(1, 'retrying', 503),
+    ),
+    outcome(
+      3n,
+      at(21),
+      { webhook_id: id, actions: actions(retrying(2)) },
+      attempt(2, 'retrying', 503),
+    ),
+    outcome(
+      4n,
+      at(31),
+      {
+        webhook_id: id,
+        actions: actions({ state: 'completed', attempts: 3, completed_at: at(31) }),
+      },
+      attempt(3, 'completed', 200),
+    ),
+  ];
+}
+
+describe('writeBatch', () => {
+  test('a webhook tried three times reads back with the three attempts in its history', async ({
+    store,
+  }) => {
+    await store.writeBatch(threeAttempts());
+    const record = await store.webhook(id);
+    expect(record).toMatchObject({
+      webhook_id: id,
+      customer_id: 'C-9',
+      state: 'completed',
+      finished_at: at(31),
+      event: { event_id: `evt_${id}` },
+    });
+    expect(record?.actions.map((each) => each.name)).toEqual(['notify_crm', 'report']);
+    const [crm, report] = record?.actions ?? [];
+    expect(crm).toMatchObject({ state: 'completed', attempts: 3, last_error: null });
+    expect(crm?.history.map((entry) => [entry.attempt, entry.status, entry.outcome])).toEqual([
+      [1, 503, 'retrying'],
+      [2, 503, 'retrying'],
+      [3, 200, 'completed'],
+    ]);
+    expect(crm?.history[0]).toEqual({
+      attempt: 1,
+      started_at: at(10),
+      finished_at: at(11),
+      outcome: 'retrying',
+      status: 503,
+      error: 'partner answered 503',
+      duration_ms: 12,
+    });
+    expect(report?.history).toEqual([]);
+  });
+
+  test('the same batch written twice leaves every row as it was', async ({ store, db }) => {
+    const batch = [...threeAttempts(), audit(5n, { at: at(40) })];
+    await store.writeBatch(batch);
+    const first = await tableContents(db);
+    await store.writeBatch(batch);
+    await store.writeBatch(batch.toReversed());
+    // xmin included: not even rewritten with the same values.
+    expect(await tableContents(db)).toEqual(first);
+    expect(first.attempts).toHaveLength(3);
+  });
+
+  test('one change twice in a batch is written once', async ({ store, db }) => {
+    const batch = threeAttempts();
+    await store.writeBatch([...batch, ...batch]);
+    expect((await tableContents(db)).attempts).toHaveLength(3);
+  });
+
+  test('an older change written after a newer one does not move the record back', async ({
+    store,
+  }) => {
+    const [webhook, first, second, done] = threeAttempts() as [
+      RecordChange,
+      RecordChange,
+      RecordChange,
+      RecordChange,
+    ];
+    await store.writeBatch([webhook, done]);
+    await store.writeBatch([second]);
+    await store.writeBatch([first]);
+    const record = await store.webhook(id);
+    expect(record).toMatchObject({ state: 'completed', finished_at: at(31) });
+    expect(record?.actions[0]).toMatchObject({ state: 'completed', attempts: 3, last_error: null });
+    // The late changes' attempts still join the history, in their order.
+    expect(record?.actions[0]?.history.map((entry) => entry.attempt)).toEqual([1, 2, 3]);
+  });
+
+  test('an outcome recorded before its webhook change keeps the event the webhook change brings', async ({
+    store,
+  }) => {
+    const [webhook, first, second] = threeAttempts() as [RecordChange, RecordChange, RecordChange];
+    await store.writeBatch([second]);
+    expect(await store.webhook(id)).toMatchObject({
+      event: null,
+      customer_id: null,
+      state: 'processing',
+    });
+    await store.writeBatch([webhook]);
+    await store.writeBatch([first]);
+    const record = await store.webhook(id);
+    expect(record).toMatchObject({
+      event: { event_id: `evt_${id}` },
+      customer_id: 'C-9',
+      state: 'processing',
+    });
+    expect(record?.actions[0]).toMatchObject({ state: 'retrying', attempts: 2 });
+  });
+
+  test('a batch holding the webhook change after its outcome keeps both', async ({ store }) => {
+    const [webhook, , second] = threeAttempts() as [RecordChange, RecordChange, RecordChange];
+    await store.writeBatch([second, webhook]);
+    expect(await store.webhook(id)).toMatchObject({
+      event: { event_id: `evt_${id}` },
+      customer_id: 'C-9',
+      state: 'processing',
+    });
+  });
+
+  test('a failed webhook is finished once its last action is', async ({ store }) => {
+    const failed = action('notify_crm', { state: 'failed', attempts: 8, last_error: 'gone' });
+    await store.writeBatch([
+      accepted(1n, { webhook_id: id, actions: ['notify_crm', 'report'] }),
+      outcome(2n, at(5), {
+        webhook_id: id,
+        actions: [failed, action('report', { state: 'active' })],
+      }),
+    ]);
+    expect(await store.webhook(id)).toMatchObject({ state: 'failed', finished_at: null });
+    const report = action('report', { state: 'completed', attempts: 1, completed_at: at(9) });
+    await store.writeBatch([outcome(3n, at(9), { webhook_id: id, actions: [failed, report] })]);
+    expect(await store.webhook(id)).toMatchObject({ state: 'failed', finished_at: at(9) });
+  });
+
+  test('errors are kept to 500 characters', async ({ store }) => {
+    const long = 'x'.repeat(2000);
+    const failed = action('notify_crm', { state: 'failed', attempts: 1, last_error: long });
+    await store.writeBatch([
+      outcome(
+        2n,
+        at(5),
+        { webhook_id: id, actions: [failed] },
+        {
+          action: 'notify_crm',
+          attempt: 1,
+          started_at: at(4),
+          finished_at: at(5),
+          outcome: 'failed',
+          status: 400,
+          error: long,
+          duration_ms: 3.6,
+        },
+      ),
+    ]);
+    const crm = (await store.webhook(id))?.actions[0];
+    expect(crm?.last_error).toHaveLength(MAX_ERROR_LENGTH);
+    expect(crm?.history[0]?.error).toHaveLength(MAX_ERROR_LENGTH);
+    expect(crm?.history[0]?.duration_ms).toBe(4);
+  });
+
+  test('an action keeps its last 20 attempts in its history', async ({ store }) => {
+    const changes = Array.from({ length: 25 }, (_, n) =>
+      outcome(
+        BigInt(n + 2),
+        at(n + 1),
+        { webhook_id: id, actions: [action('notify_crm', { state: 'retrying', attempts: n + 1 })] },
+        {
+          action: 'notify_crm',
+          attempt: n + 1,
+          started_at: at(n),
+          finished_at: at(n + 1),
+          outcome: 'retrying',
+          status: 503,
+          error: 'busy',
+          duration_ms: 1,
+        },
+      ),
+    );
+    await store.writeBatch(changes);
+    const history = (await store.webhook(id))?.actions[0]?.history ?? [];
+    expect(history.map((entry) => entry.attempt)).toEqual(
+      Array.from({ length: 20 }, (_, n) => n + 6),
+    );
+  });
+
+  test('an unknown webhook is null', async ({ store }) => {
+    expect(await store.webhook(webhookId(404))).toBeNull();
+  });
+
+  test('seq beyond what a JavaScript number holds exactly is kept exactly', async ({
+    store,
+    db,
+  }) => {
+    const seq = (1_750_000_000_000n << 20n) + 3n;
+    await store.writeBatch([accepted(seq, { webhook_id: id })]);
+    expect((await db.query('select seq::text from webhooks')).rows).toEqual([
+      { seq: seq.toString() },
+    ]);
+  });
+});
+
+describe('audit', () => {
+  test('entries read back newest first, a page at a time', async ({ store }) => {
+    await store.writeBatch([
+      audit(1n, {
+        at: at(1),
+        action: 'replay',
+        target: 'wh_a',
+        details: { actions: ['notify_crm'] },
+      }),
+      audit(2n, { at: at(2), action: 'rules_replaced', target: 'rules' }),
+      audit(3n, { at: at(2), action: 'board_retry', target: 'pw-actions', user: 'ops' }),
+    ]);
+    const first = await store.audit({ limit: 2 });
+    expect(first.entries).toEqual([
+      { at: at(2), user: 'ops', action: 'board_retry', target: 'pw-actions', details: {} },
+      { at: at(2), user: 'admin', action: 'rules_replaced', target: 'rules', details: {} },
+    ]);
+    const second = await store.audit({ limit: 2, cursor: first.next_cursor ?? '' });
+    expect(second).toEqual({
+      entries: [
+        {
+          at: at(1),
+          user: 'admin',
+          action: 'replay',
+          target: 'wh_a',
+          details: { actions: ['notify_crm'] },
+        },
+      ],
+      next_cursor: null,
+    });
+  });
+});

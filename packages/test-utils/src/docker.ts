@@ -1,0 +1,5 @@
+import { existsSync } from 'node:fs';
+
+/** Whether a Docker engine may answer (testcontainers' own check is slower and noisier). */
+export const dockerReachable = (): boolean =>
+  Boolean(process.env.DOCKER_HOST) || existsSync('/var/run/docker.sock');
