@@ -11,6 +11,7 @@ import {
   createRedis,
   DEFAULT_RULES,
   duplicateRedis,
+  IngressCounts,
   effectiveRules,
   LiveRules,
   onShutdownSignals,
@@ -62,6 +63,7 @@ function serve(): void {
   });
   const metrics = new IngressMetrics();
   collectDefaultMetrics({ register: metrics.registry });
+  const counts = new IngressCounts(redis, config.QUEUE_PREFIX);
   const app = createApp({
     intake: new WebhookIntake(queue, outcomes, {
       queuePrefix: config.QUEUE_PREFIX,
@@ -73,6 +75,7 @@ function serve(): void {
     redis,
     log,
     metrics,
+    counts,
     settings: {
       webhookSecrets: config.webhookSecrets,
       signatureMode: config.signatureMode,
@@ -85,6 +88,7 @@ function serve(): void {
   });
 
   listen(app, async () => {
+    await counts.close();
     await queue.close().catch(() => undefined);
     redis.disconnect();
     rulesSubscriber.disconnect();

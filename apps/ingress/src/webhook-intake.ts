@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Job } from 'bullmq';
 import type { Queue } from 'bullmq';
-import { OPEN_ACCEPTED_COMMAND, RetryableError, webhookJobOptions } from '@pw/shared';
+import { findAck, OPEN_ACCEPTED_COMMAND, RetryableError, webhookJobOptions } from '@pw/shared';
 import type {
   Acknowledgement,
   ActionName,
@@ -127,10 +127,7 @@ export class WebhookIntake {
       incoming.eventType,
       data,
       {
-        ...webhookJobOptions(webhookId, {
-          recordTtlSeconds: this.settings.recordTtlSeconds,
-          dedupWindowSeconds: this.dedupSeconds,
-        }),
+        ...webhookJobOptions(webhookId, { recordTtlSeconds: this.settings.recordTtlSeconds }),
         deduplication: { id: digest, ttl: this.dedupSeconds * 1000 },
       },
       webhookId,
@@ -161,7 +158,12 @@ export class WebhookIntake {
       const pipeline = client.pipeline();
       for (const { job } of batch) {
         void job.addJob(pipeline);
-        this.outcomes.openAccepted(pipeline, job.data, this.queue.toKey(job.data.webhook_id));
+        this.outcomes.openAccepted(
+          pipeline,
+          job.data,
+          this.queue.toKey(job.data.webhook_id),
+          this.dedupSeconds,
+        );
       }
       results = await pipeline.exec();
     } catch (error) {
@@ -181,22 +183,42 @@ export class WebhookIntake {
     if (repeats.length > 0) await this.answerRepeats(repeats);
   }
 
-  /** Repeats get the first delivery's ack, read from its job. */
+  /**
+   * Repeats get the first delivery's ack, read from the ack kept beside the deduplication key
+   * (the first job leaves Redis `RECORD_TTL_SECONDS` after it finished), else from the job.
+   */
   private async answerRepeats(repeats: { entry: Pending; firstId: string }[]): Promise<void> {
     await Promise.all(
       repeats.map(async ({ entry, firstId }) => {
         try {
-          const first = await this.queue.getJob(firstId);
-          // Without the first job (deleted by hand within the window) the event was still
-          // delivered: answer with its id rather than run it again.
-          entry.resolve({
-            ack: ackOf(first ? first.data : { ...entry.job.data, webhook_id: firstId }),
-            duplicate: true,
-          });
+          entry.resolve({ ack: await this.firstAck(firstId, entry.job.data), duplicate: true });
         } catch (error) {
           entry.reject(unavailable(error));
         }
       }),
     );
+  }
+
+  private async firstAck(firstId: string, repeat: WebhookJobData): Promise<Acknowledgement> {
+    const client = await this.queue.backend.client;
+    const kept = await findAck(
+      client,
+      this.settings.queuePrefix,
+      firstId,
+      this.dedupSeconds,
+      Date.parse(repeat.received_at),
+    );
+    if (kept) {
+      return ackOf({
+        ...repeat,
+        webhook_id: firstId,
+        received_at: kept.received_at,
+        actions: kept.actions as ActionName[],
+      });
+    }
+    const first = await this.queue.getJob(firstId);
+    // Without either (deleted by hand within the window) the event was still delivered: answer
+    // with its id rather than run it again.
+    return ackOf(first ? first.data : { ...repeat, webhook_id: firstId });
   }
 }

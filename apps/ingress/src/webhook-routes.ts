@@ -27,6 +27,8 @@ export interface WebhookRouteDeps {
   rules: RulesSource;
   log: Logger;
   metrics: IngressMetrics;
+  /** Per-minute counts of repeats and refusals for the ledger (accepted ones count themselves). */
+  counts?: { count(code: string): void };
   settings: WebhookRouteSettings;
   /** The receiver's clock, for the freshness window. @defaultValue Date.now */
   now?: () => number;
@@ -66,12 +68,14 @@ function bodyErrors(error: unknown, _req: Request, res: Response, next: NextFunc
 }
 
 /** Counts and times every answer by event type and outcome. */
-function measure(metrics: IngressMetrics, eventType: string): RequestHandler {
+function measure(deps: WebhookRouteDeps, eventType: string): RequestHandler {
+  const { metrics, counts } = deps;
   return (_req, res, next) => {
     const stop = metrics.ackSeconds.startTimer({ event_type: eventType });
     res.on('finish', () => {
       const outcome = String(res.locals.outcome ?? res.statusCode);
       metrics.received.inc({ event_type: eventType, outcome });
+      if (outcome !== 'accepted') counts?.count(outcome);
       stop({ outcome });
     });
     next();
@@ -140,7 +144,7 @@ function receive(definition: EventDefinition, deps: WebhookRouteDeps): RequestHa
 /** The three webhook endpoints, each: rate limit, 415, 413/400 while reading, then the checks. */
 export function webhookRoutes(deps: WebhookRouteDeps): Router {
   const router = express.Router();
-  const { settings, metrics } = deps;
+  const { settings } = deps;
   const limiter: RequestHandler[] =
     settings.rateLimitPerSecond > 0
       ? [
@@ -162,7 +166,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Router {
   for (const definition of Object.values(EVENT_REGISTRY)) {
     router.post(
       definition.path,
-      measure(metrics, definition.type),
+      measure(deps, definition.type),
       ...limiter,
       requireJson,
       readBody,

@@ -1,5 +1,5 @@
 import type { JobsOptions } from 'bullmq';
-import { actionJobId } from '@pw/shared';
+import { actionJobId, deadLetterSeconds } from '@pw/shared';
 import type { ActionJobData, ActionsConfig, BackoffPolicy, WebhookJobData } from '@pw/shared';
 
 export interface RetryDefaults {
@@ -40,7 +40,7 @@ export function actionJobs(
         // A job held through a long outage logs each probe it made: the last 50 are kept.
         keepLogs: 50,
         removeOnComplete: { age: defaults.recordTtlSeconds },
-        removeOnFail: { age: defaults.recordTtlSeconds },
+        removeOnFail: { age: deadLetterSeconds(defaults.recordTtlSeconds) },
       },
     };
   });

@@ -7,6 +7,7 @@ import type {
   ActionsConfig,
   Logger,
   Admission,
+  AttemptTiming,
   OutcomeStore,
   SkipReason,
 } from '@pw/shared';
@@ -110,13 +111,15 @@ async function hold(
   deps: ActionProcessorDeps,
   admission: { delayMs: number; newly: boolean },
   token: string | undefined,
-  error?: unknown,
+  failed?: { error: unknown; timing: AttemptTiming },
 ): Promise<never> {
   const { webhook_id: webhookId, action } = job.data;
-  if (admission.newly || error !== undefined) {
+  if (admission.newly || failed !== undefined) {
     // What is written about the hold must not cost the action an attempt.
     await Promise.all([
-      deps.outcomes.held(webhookId, action, error === undefined ? undefined : describe(error)),
+      failed
+        ? deps.outcomes.held(webhookId, action, describe(failed.error), failed.timing)
+        : deps.outcomes.held(webhookId, action),
       job.log(
         `held: the circuit of ${run.circuit} is open; no attempt is spent, the job runs once a probe gets an answer`,
       ),
@@ -204,6 +207,12 @@ async function callAction(
   // An untracked call that gets an answer changes nothing: the circuit was closed and healthy.
   const reportAnswers = admission.kind !== 'call' || admission.tracked;
   const stop = deps.metrics.actionSeconds.startTimer({ action });
+  const started = { at: new Date().toISOString(), ms: performance.now() };
+  const timing = (status: number | null): AttemptTiming => ({
+    started_at: started.at,
+    status,
+    duration_ms: Math.round(performance.now() - started.ms),
+  });
   try {
     // Before the attempt is counted: an event that cannot fill the path makes no call.
     const call = {
@@ -228,7 +237,7 @@ async function callAction(
         .leave(run.circuit, job, 'answered')
         .catch((error: unknown) => run.log.warn({ err: error }, 'circuit not told of the answer'));
     }
-    await deps.outcomes.settled(webhookId, action, 'completed');
+    await deps.outcomes.settled(webhookId, action, 'completed', undefined, timing(outcome.status));
     deps.metrics.actions.inc({ action, outcome: 'completed' });
     run.log.info({ status: outcome.status }, 'action completed');
     return outcome;
@@ -240,12 +249,18 @@ async function callAction(
       if (result === 'unavailable' && after.state === 'open') {
         const again = await deps.circuits.enter(run.circuit, job, true);
         const admission = again.kind === 'hold' ? again : { delayMs: 1, newly: false };
-        await hold(job, run, deps, admission, token, error);
+        await hold(job, run, deps, admission, token, { error, timing: timing(httpStatus(error)) });
       }
     }
-    throw await recordFailure(job, error, run, deps);
+    throw await recordFailure(job, error, run, deps, timing(httpStatus(error)));
   }
 }
+
+/** The partner's HTTP status a failure carries in its code (`http_503`), else null. */
+const httpStatus = (error: unknown): number | null => {
+  const match = error instanceof PwError ? /^http_(\d{3})$/.exec(error.code) : null;
+  return match ? Number(match[1]) : null;
+};
 
 /** What an operator reads about a failure: its code first when it has one. */
 const describe = (error: unknown) =>
@@ -261,11 +276,12 @@ async function recordFailure(
   error: unknown,
   run: Try,
   deps: ActionProcessorDeps,
+  timing: AttemptTiming,
 ): Promise<Error> {
   const { webhook_id: webhookId, action } = job.data;
   const final = error instanceof PermanentError || run.attempt >= (job.opts.attempts ?? 1);
   const state = final ? 'failed' : 'retrying';
-  await deps.outcomes.settled(webhookId, action, state, describe(error));
+  await deps.outcomes.settled(webhookId, action, state, describe(error), timing);
   deps.metrics.actions.inc({ action, outcome: state });
   run.log.warn({ err: error, final }, final ? 'action failed' : 'action will be retried');
   return keptError(error);

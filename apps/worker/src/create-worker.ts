@@ -1,5 +1,5 @@
 import { Queue, QueueEvents, Worker } from 'bullmq';
-import { CircuitStore, duplicateRedis, QUEUE_NAMES } from '@pw/shared';
+import { CircuitStore, deadLetterSeconds, duplicateRedis, QUEUE_NAMES } from '@pw/shared';
 import type {
   ActionJobData,
   ActionsConfig,
@@ -97,7 +97,8 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
   const { connection, queuePrefix: prefix, log } = deps;
   const options = workerOptions(deps);
   const actionsQueue = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection, prefix });
-  const order = new EventOrder(connection, prefix, deps.retry.recordTtlSeconds);
+  // An entity's newest time is remembered as long as its older events may still be retried.
+  const order = new EventOrder(connection, prefix, deadLetterSeconds(deps.retry.recordTtlSeconds));
   // A slot, probe or in-flight lease of a worker that died is free again once its job could
   // have run its course.
   const leaseMs = options.lockDuration + 2 * deps.api.timeoutMs;

@@ -39,7 +39,7 @@ export class EventOrder {
   constructor(
     redis: RedisClient,
     private readonly prefix: string,
-    /** How long an entity's newest time is remembered (`RECORD_TTL_SECONDS`). */
+    /** How long an entity's newest time is remembered. */
     private readonly keepSeconds: number,
   ) {
     this.redis = withCommand<OrderCommands>(redis, TAKE_IN);

@@ -2,6 +2,7 @@
 import { collectDefaultMetrics } from 'prom-client';
 import {
   configOrExit,
+  createHealthServer,
   createLogger,
   createRedis,
   onShutdownSignals,
@@ -10,7 +11,7 @@ import {
 } from '@pw/shared';
 import { loadWorkerConfig } from './config.js';
 import { createWorker } from './create-worker.js';
-import { createHealthServer } from './health-server.js';
+
 import { WorkerMetrics } from './metrics.js';
 import { PartnerApi } from './partner-api.js';
 

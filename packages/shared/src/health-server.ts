@@ -1,8 +1,8 @@
 import type { Server } from 'node:http';
-import { createHttpServer } from '@pw/shared';
+import { createHttpServer } from './lifecycle.js';
 import type { Registry } from 'prom-client';
 
-/** `/healthz` and `/metrics` on the worker's health port. */
+/** `/healthz` and `/metrics` on a health port (the worker's, the recorder's). */
 export function createHealthServer(registry: Registry): Server {
   return createHttpServer((req, res) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');

@@ -124,9 +124,38 @@ export const commonEnv = {
 };
 
 /** `RECORD_TTL_SECONDS`: the ingress, the worker and the dashboard read it. */
-export const recordTtlEnv = envInt(604_800, { min: 1 }).meta({
-  description: 'how long finished jobs and outcome records are kept in Redis (seconds)',
-  default: '`604800` (7 days)',
+export const recordTtlEnv = envInt(3600, { min: 1 }).meta({
+  description:
+    'how long finished jobs and hot outcome records stay in Redis (seconds); the record store keeps the history, and dead letters stay at least 7 days',
+  default: '`3600` (1 hour)',
+});
+
+const databaseUrl = () =>
+  z
+    .string({
+      error:
+        'is required: the record store, a PostgreSQL connection string (npm start starts an embedded one outside production)',
+    })
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string');
+
+const DATABASE_URL_META = {
+  description:
+    'the record store: a PostgreSQL connection string (`postgres://...`); required in production',
+  default: 'embedded under `npm start`',
+};
+
+/**
+ * `DATABASE_URL`: the record store. The recorder always needs it (`requiredDatabaseUrlEnv`), the
+ * dashboard in production (`npm start` starts an embedded PostgreSQL without it).
+ */
+export const databaseUrlEnv = (required: boolean) =>
+  z.preprocess(unset, required ? databaseUrl() : databaseUrl().optional()).meta(DATABASE_URL_META);
+
+export const requiredDatabaseUrlEnv = z.preprocess(unset, databaseUrl()).meta(DATABASE_URL_META);
+
+/** `RECORD_RETENTION_DAYS`: how long the record store keeps history. */
+export const recordRetentionEnv = envInt(90, { min: 1 }).meta({
+  description: 'days the record store keeps webhook records, attempt history and the audit log',
 });
 
 /** `ACTIONS_CONFIG`: the path of the routing and per-action settings file. */

@@ -1,5 +1,13 @@
 import { PwError } from '../errors.js';
+import { DEAD_LETTER_MIN_SECONDS, keys } from '../queue/queues.js';
 import type { WebhookJobData } from '../queue/queues.js';
+import { recordStreamKey } from '../records/record-changes.js';
+import { ackBucket, ackBucketSeconds, encodeAck } from './kept-acks.js';
+import type {
+  AcceptedWebhookRecord,
+  AttemptOutcome,
+  AttemptRecord,
+} from '../records/record-changes.js';
 import { withCommand } from '../redis.js';
 import type { LuaCommand, RedisClient } from '../redis.js';
 
@@ -58,6 +66,14 @@ export interface OutcomeStoreSettings {
   recordTtlSeconds: number;
 }
 
+/** How a call ended, as the action processor saw it: the rest of an `AttemptRecord`. */
+export interface AttemptTiming {
+  started_at: string;
+  /** The partner's HTTP status; null without an answer. */
+  status: number | null;
+  duration_ms: number;
+}
+
 /** The webhook state follows from its actions' states. */
 export function webhookState(actions: readonly ActionOutcome[]): WebhookState {
   if (actions.some((action) => action.state === 'failed')) return 'failed';
@@ -71,35 +87,89 @@ export const isFinished = (outcome: WebhookOutcome): boolean =>
   outcome.actions.every((action) => action.state === 'completed' || action.state === 'failed');
 
 /**
- * One change to an outcome record, in one command: KEYS[1] the record; ARGV: seconds to keep it,
- * the change channel, the webhook id, the attempts field to count one more on ('' for none), a
- * fields to remove, separated by spaces ('' for none), then field and value pairs.
+ * How long the record KEYS[1] is kept after a change (ARGV[1] is `RECORD_TTL_SECONDS`): while any
+ * action is still to run, as long as a dead letter (a webhook waiting out a long outage must not
+ * lose its record); once every action completed, `RECORD_TTL_SECONDS` (the record store has it);
+ * once finished with a failed action, as long as a dead letter, never less. Then appends the whole
+ * record after the change to the record stream KEYS[2] (an `outcome` change, with the attempt it
+ * ended, if any, in the local \`attempt\`) and announces it on channel ARGV[2].
+ */
+const SNAPSHOT_LUA = `
+local ttl = tonumber(ARGV[1])
+local long = math.max(ttl, ${DEAD_LETTER_MIN_SECONDS})
+local flat = redis.call('HGETALL', KEYS[1])
+local record = {}
+for i = 1, #flat, 2 do record[flat[i]] = flat[i + 1] end
+local finished, failed = true, false
+for _, name in ipairs(cjson.decode(record['actions'] or '[]')) do
+  local state = record[name .. ':state']
+  if state == 'failed' then failed = true elseif state ~= 'completed' then finished = false end
+end
+if finished and not failed then redis.call('EXPIRE', KEYS[1], ttl)
+elseif redis.call('TTL', KEYS[1]) < long then redis.call('EXPIRE', KEYS[1], long) end
+redis.call('XADD', KEYS[2], '*', 'k', 'outcome', 'd', cjson.encode(record), 'a', attempt)
+redis.call('PUBLISH', ARGV[2], ARGV[3])
+`;
+
+/**
+ * One change to an outcome record, in one command: KEYS[1] the record, KEYS[2] the record stream;
+ * ARGV: seconds to keep it, the change channel, the webhook id, the attempts field to count one
+ * more on ('' for none), fields to remove, separated by spaces ('' for none), the attempt the
+ * change ended as JSON ('' for none), then field and value pairs.
  */
 const OUTCOME_CHANGE: LuaCommand = {
   name: 'pwOutcomeChange',
-  numberOfKeys: 1,
+  numberOfKeys: 2,
   lua: `
-redis.call('HSET', KEYS[1], unpack(ARGV, 6))
+local attempt = ARGV[6]
+redis.call('HSET', KEYS[1], unpack(ARGV, 7))
 if ARGV[4] ~= '' then redis.call('HINCRBY', KEYS[1], ARGV[4], 1) end
 for field in string.gmatch(ARGV[5], '%S+') do redis.call('HDEL', KEYS[1], field) end
-redis.call('EXPIRE', KEYS[1], ARGV[1])
-redis.call('PUBLISH', ARGV[2], ARGV[3])
-`,
+${SNAPSHOT_LUA}`,
+};
+
+/**
+ * The worker opens a record the ingress did not (KEYS[1] the record, KEYS[2] the record stream):
+ * ARGV: seconds to keep it, the change channel, the webhook id, '1' when stale, the accepted
+ * webhook as JSON (a `webhook` change), the actions' state fields, space separated, then the
+ * webhook's own field and value pairs. Actions keep their state; new ones start `waiting`.
+ */
+const OUTCOME_OPEN: LuaCommand = {
+  name: 'pwOutcomeOpen',
+  numberOfKeys: 2,
+  lua: `
+local opened = redis.call('HSETNX', KEYS[1], 'webhook_id', ARGV[3])
+redis.call('HSET', KEYS[1], unpack(ARGV, 7))
+if ARGV[4] == '1' then redis.call('HSET', KEYS[1], 'stale', '1') end
+for field in string.gmatch(ARGV[6], '%S+') do redis.call('HSETNX', KEYS[1], field, 'waiting') end
+if opened == 1 then redis.call('XADD', KEYS[2], '*', 'k', 'webhook', 'd', ARGV[5]) end
+local attempt = ''
+${SNAPSHOT_LUA}`,
 };
 
 /**
  * The record of a webhook the ingress is adding, written in the same pipeline right after the add:
- * KEYS[1] the webhook's job, KEYS[2] its record; ARGV: seconds to keep it, the change channel, the
- * webhook id, then field and value pairs. Nothing is written when the job does not exist by then
- * (the delivery was a repeat, whose job has the first id, or the add failed).
+ * KEYS[1] the webhook's job, KEYS[2] its record (kept as long as a dead letter while in flight),
+ * KEYS[3] the record stream, KEYS[4] the day's kept acks (for repeats after the job has gone),
+ * KEYS[5] this minute's ingress counts, KEYS[6] the set of minutes whose counts changed; ARGV:
+ * seconds to keep the record, the change channel, the webhook id, the accepted webhook as JSON (a
+ * `webhook` change), its kept ack, seconds to keep the day's acks, the minute, then field and value
+ * pairs. Nothing is written when the job does
+ * not exist by then (the delivery was a repeat, whose job has the first id, or the add failed).
  */
 export const OPEN_ACCEPTED_COMMAND: LuaCommand = {
   name: 'pwOutcomeAccepted',
-  numberOfKeys: 2,
+  numberOfKeys: 6,
   lua: `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[2], unpack(ARGV, 4))
-redis.call('EXPIRE', KEYS[2], ARGV[1])
+redis.call('HSET', KEYS[2], unpack(ARGV, 8))
+redis.call('EXPIRE', KEYS[2], math.max(tonumber(ARGV[1]), ${DEAD_LETTER_MIN_SECONDS}))
+redis.call('XADD', KEYS[3], '*', 'k', 'webhook', 'd', ARGV[4])
+redis.call('HSET', KEYS[4], ARGV[3], ARGV[5])
+redis.call('EXPIRE', KEYS[4], ARGV[6])
+redis.call('HINCRBY', KEYS[5], 'accepted', 1)
+redis.call('EXPIRE', KEYS[5], 172800)
+redis.call('SADD', KEYS[6], ARGV[7])
 redis.call('PUBLISH', ARGV[2], ARGV[3])
 return 1
 `,
@@ -112,7 +182,22 @@ export interface CommandPipeline {
 
 interface ChangeCommand {
   pwOutcomeChange(key: string, ...args: (string | number)[]): Promise<unknown>;
+  pwOutcomeOpen(key: string, ...args: (string | number)[]): Promise<unknown>;
 }
+
+/** The minute (ISO, seconds zero) whose ingress counts a moment falls in. */
+export const countMinute = (at: Date): string => `${at.toISOString().slice(0, 16)}:00.000Z`;
+
+/** The accepted webhook as the record store takes it. */
+export const acceptedRecord = (job: WebhookJobData): AcceptedWebhookRecord => ({
+  webhook_id: job.webhook_id,
+  event_type: job.event_type,
+  entity_id: job.entity_id,
+  customer_id: typeof job.event.customer_id === 'string' ? job.event.customer_id : null,
+  received_at: job.received_at,
+  actions: job.actions,
+  event: job.event,
+});
 
 /**
  * Per-webhook outcome records in Redis: one hash per webhook, fields per action, kept
@@ -125,7 +210,14 @@ export class OutcomeStore {
     redis: RedisClient,
     private readonly settings: OutcomeStoreSettings,
   ) {
-    this.redis = withCommand<ChangeCommand>(redis, OUTCOME_CHANGE);
+    this.redis = withCommand<ChangeCommand>(
+      withCommand<ChangeCommand>(redis, OUTCOME_CHANGE),
+      OUTCOME_OPEN,
+    );
+  }
+
+  private get stream(): string {
+    return recordStreamKey(this.settings.queuePrefix);
   }
 
   private key(webhookId: string): string {
@@ -143,13 +235,28 @@ export class OutcomeStore {
    * on; nothing is written for a repeat or a failed add. The pipeline's client must have
    * `OPEN_ACCEPTED_COMMAND` defined.
    */
-  openAccepted(pipeline: CommandPipeline, job: WebhookJobData, jobKey: string): void {
+  openAccepted(
+    pipeline: CommandPipeline,
+    job: WebhookJobData,
+    jobKey: string,
+    dedupSeconds: number,
+  ): void {
+    const prefix = this.settings.queuePrefix;
+    const minute = countMinute(new Date(job.received_at));
     pipeline.runCommand(OPEN_ACCEPTED_COMMAND.name, [
       jobKey,
       this.key(job.webhook_id),
+      this.stream,
+      keys.acks(prefix, ackBucket(job.received_at)),
+      keys.ingressCounts(prefix, minute),
+      keys.ingressCountsChanged(prefix),
       this.settings.recordTtlSeconds,
       this.channel,
       job.webhook_id,
+      JSON.stringify(acceptedRecord(job)),
+      encodeAck(job.received_at, job.actions),
+      ackBucketSeconds(dedupSeconds),
+      minute,
       ...Object.entries(recordFields(job)).flat(),
       ...job.actions.flatMap((action) => [`${action}:state`, 'waiting']),
     ]);
@@ -161,15 +268,17 @@ export class OutcomeStore {
    * `waiting`. `stale`: a newer event for the same entity was taken in before it.
    */
   async open(job: WebhookJobData, stale = false): Promise<void> {
-    const fields = recordFields(job);
-    if (stale) fields.stale = '1';
-    const key = this.key(job.webhook_id);
-    const multi = this.redis.multi().hset(key, fields);
-    for (const action of job.actions) multi.hsetnx(key, `${action}:state`, 'waiting');
-    await multi
-      .expire(key, this.settings.recordTtlSeconds)
-      .publish(this.channel, job.webhook_id)
-      .exec();
+    await this.redis.pwOutcomeOpen(
+      this.key(job.webhook_id),
+      this.stream,
+      this.settings.recordTtlSeconds,
+      this.channel,
+      job.webhook_id,
+      stale ? '1' : '0',
+      JSON.stringify(acceptedRecord(job)),
+      job.actions.map((action) => `${action}:state`).join(' '),
+      ...Object.entries(recordFields(job)).flat(),
+    );
   }
 
   /** A call for `action` is starting: counts the attempt. */
@@ -184,31 +293,40 @@ export class OutcomeStore {
 
   /**
    * The action waits, without spending an attempt, for its target's circuit to close; `error`:
-   * why the call it just made failed, if it made one.
+   * why the call it just made failed, if it made one (`timing`: that call's).
    */
-  async held(webhookId: string, action: string, error?: string): Promise<void> {
+  async held(
+    webhookId: string,
+    action: string,
+    error?: string,
+    timing: AttemptTiming = noCall(),
+  ): Promise<void> {
     const fields: Record<string, string> = { state: 'waiting', held: 'circuit_open' };
     if (error !== undefined) fields.last_error = boundedError(error);
-    await this.change(webhookId, action, fields);
+    await this.change(webhookId, action, fields, {
+      attempt: attemptOf('held', timing, error),
+    });
   }
 
   /**
    * The action ended: completed (which clears `last_error`), retrying (attempts left) or failed
-   * for good; `error` is kept to `MAX_ERROR_LENGTH` characters.
+   * for good; `error` is kept to `MAX_ERROR_LENGTH` characters; `timing`: the call's.
    */
   async settled(
     webhookId: string,
     action: string,
     state: 'completed' | 'retrying' | 'failed',
     error?: string,
+    timing: AttemptTiming = noCall(),
   ): Promise<void> {
+    const attempt = attemptOf(state, timing, state === 'completed' ? undefined : error);
     if (state === 'completed') {
-      await this.completed(webhookId, action, {});
+      await this.completed(webhookId, action, {}, {}, attempt);
       return;
     }
     const fields: Record<string, string> = { state };
     if (error !== undefined) fields.last_error = boundedError(error);
-    await this.change(webhookId, action, fields);
+    await this.change(webhookId, action, fields, { attempt });
   }
 
   /** The action made no call (`reason`): finished, with nothing left to do. */
@@ -218,6 +336,7 @@ export class OutcomeStore {
       action,
       { skipped: reason },
       reason === 'stale' ? { stale: '1' } : {},
+      attemptOf('skipped', noCall()),
     );
   }
 
@@ -234,25 +353,32 @@ export class OutcomeStore {
     webhookId: string,
     action: string,
     fields: Record<string, string>,
-    record: Record<string, string> = {},
+    record: Record<string, string>,
+    attempt: Omit<AttemptRecord, 'attempt'>,
   ) {
     await this.change(
       webhookId,
       action,
       { state: 'completed', completed_at: new Date().toISOString(), ...fields },
-      { remove: ['last_error', 'held'], record },
+      { remove: ['last_error', 'held'], record, attempt },
     );
   }
 
   /**
    * In one command: sets the action's fields (and the webhook's `record` fields), removes
-   * the `remove` fields, counts an attempt when `countAttempt`, and announces it.
+   * the `remove` fields, counts an attempt when `countAttempt`, appends the record after the
+   * change (and the `attempt` it ended) to the record stream, and announces it.
    */
   private async change(
     webhookId: string,
     action: string,
     fields: Record<string, string>,
-    options: { countAttempt?: boolean; remove?: string[]; record?: Record<string, string> } = {},
+    options: {
+      countAttempt?: boolean;
+      remove?: string[];
+      record?: Record<string, string>;
+      attempt?: Omit<AttemptRecord, 'attempt'>;
+    } = {},
   ) {
     const pairs = [
       ...Object.entries(fields).flatMap(([name, value]) => [`${action}:${name}`, value]),
@@ -260,11 +386,13 @@ export class OutcomeStore {
     ];
     await this.redis.pwOutcomeChange(
       this.key(webhookId),
+      this.stream,
       this.settings.recordTtlSeconds,
       this.channel,
       webhookId,
       options.countAttempt ? `${action}:attempts` : '',
       (options.remove ?? []).map((field) => `${action}:${field}`).join(' '),
+      options.attempt ? JSON.stringify({ action, ...options.attempt }) : '',
       ...pairs,
     );
   }
@@ -337,7 +465,8 @@ const recordFields = (job: WebhookJobData): Record<string, string> => ({
   actions: JSON.stringify(job.actions),
 });
 
-function fromRecord(record: Record<string, string>): WebhookOutcome {
+/** The outcome a record's hash (or its snapshot in the record stream) describes. */
+export function fromRecord(record: Record<string, string>): WebhookOutcome {
   const names = JSON.parse(record.actions ?? '[]') as string[];
   const actions = names.map((name): ActionOutcome => ({
     name,
@@ -358,3 +487,24 @@ function fromRecord(record: Record<string, string>): WebhookOutcome {
     actions,
   };
 }
+
+/** Timing of an attempt that made no call (a skip, a hold while the circuit is open). */
+const noCall = (): AttemptTiming => ({
+  started_at: new Date().toISOString(),
+  status: null,
+  duration_ms: 0,
+});
+
+/** The attempt a change ended, but for its number (the recorder reads it off the record). */
+const attemptOf = (
+  outcome: AttemptOutcome,
+  timing: AttemptTiming,
+  error?: string,
+): Omit<AttemptRecord, 'attempt'> => ({
+  started_at: timing.started_at,
+  finished_at: new Date().toISOString(),
+  outcome,
+  status: timing.status,
+  error: error === undefined ? null : boundedError(error),
+  duration_ms: timing.duration_ms,
+});

@@ -16,6 +16,12 @@ export const keys = {
   /** Per-action limits: start times of recent calls, and leases of calls in flight. */
   rateWindow: (prefix: string, action: string) => `${prefix}:limit:${action}:started`,
   inFlight: (prefix: string, action: string) => `${prefix}:limit:${action}:in-flight`,
+  /** The first acks of the webhooks accepted on one UTC day, kept for repeats (`kept-acks.ts`). */
+  acks: (prefix: string, day: string) => `${prefix}:acks:${day}`,
+  /** The ingress's counts (accepted, duplicate, each refusal code) of one minute. */
+  ingressCounts: (prefix: string, minute: string) => `${prefix}:ingress-counts:${minute}`,
+  /** The minutes whose counts changed since the recorder last copied them. */
+  ingressCountsChanged: (prefix: string) => `${prefix}:ingress-counts:changed`,
 };
 
 /** What the ingress puts on the `webhooks` queue for each accepted event. */
@@ -31,25 +37,33 @@ export interface WebhookJobData {
   event: Record<string, unknown>;
 }
 
+/** 7 days: the least a dead letter, and a webhook's hot record while it is in flight, is kept. */
+export const DEAD_LETTER_MIN_SECONDS = 604_800;
+
+/**
+ * Seconds a dead letter (an action that failed for good) and its webhook's hot record are kept,
+ * so that it can still be replayed: at least 7 days, whatever `RECORD_TTL_SECONDS` says.
+ */
+export const deadLetterSeconds = (recordTtlSeconds: number): number =>
+  Math.max(recordTtlSeconds, DEAD_LETTER_MIN_SECONDS);
+
 export interface RetentionSettings {
   /** Seconds finished jobs are kept (`RECORD_TTL_SECONDS`). */
   recordTtlSeconds: number;
-  /** Seconds a delivered event is remembered (`DEDUP_WINDOW_SECONDS`). */
-  dedupWindowSeconds?: number;
 }
 
 /**
- * Job options of a `webhooks` job; its id is the webhook id, so adding it twice adds it once.
- * It is kept at least as long as the deduplication window, since a repeat's ack is read from it.
+ * Job options of a `webhooks` job; its id is the webhook id. Finished, it is kept
+ * `RECORD_TTL_SECONDS` (the record store has its history; a repeat's ack is kept apart, see
+ * `keys.ack`), failed, as long as a dead letter.
  */
 export function webhookJobOptions(webhookId: string, retention: RetentionSettings): JobsOptions {
-  const age = Math.max(retention.recordTtlSeconds, retention.dedupWindowSeconds ?? 0);
   return {
     jobId: webhookId,
     attempts: 5,
     backoff: { type: 'exponential', delay: 500 },
-    removeOnComplete: { age },
-    removeOnFail: { age },
+    removeOnComplete: { age: retention.recordTtlSeconds },
+    removeOnFail: { age: deadLetterSeconds(retention.recordTtlSeconds) },
   };
 }
 

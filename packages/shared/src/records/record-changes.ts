@@ -1,0 +1,82 @@
+import type { WebhookOutcome } from '../outcomes/outcome-store.js';
+
+/**
+ * The record store's change stream (contract section 12): every change to a webhook's record and
+ * every operator change is appended to one Redis stream, in the same command as the change itself,
+ * and the recorder writes it to PostgreSQL in batches. Nothing on the hot path waits for
+ * PostgreSQL; a change waits in the stream while PostgreSQL is away.
+ */
+export const recordStreamKey = (prefix: string): string => `${prefix}:records`;
+
+/** The consumer group the recorders read the stream with. */
+export const RECORDER_GROUP = 'recorder';
+
+/** What an attempt ended as, in an action's `history`. */
+export const ATTEMPT_OUTCOMES = ['completed', 'retrying', 'failed', 'skipped', 'held'] as const;
+export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
+
+/** One entry of an action's `history` (contract section 12). */
+export interface AttemptRecord {
+  /** The action's call count when it ended (a hold without a call repeats the last number). */
+  attempt: number;
+  started_at: string;
+  finished_at: string;
+  outcome: AttemptOutcome;
+  /** The partner's HTTP status; null without an answer (network error, no call). */
+  status: number | null;
+  /** At most 500 characters; null when the attempt completed. */
+  error: string | null;
+  duration_ms: number;
+}
+
+/** The webhook as accepted: written once, when the ingress (or, failing it, the worker) opens it. */
+export interface AcceptedWebhookRecord {
+  webhook_id: string;
+  event_type: string;
+  entity_id: string;
+  customer_id: string | null;
+  received_at: string;
+  actions: string[];
+  /** The event as received, without `signature`. */
+  event: Record<string, unknown>;
+}
+
+/** One operator change (contract section 12's audit log). */
+export interface AuditRecord {
+  at: string;
+  /** The basic-auth user who made it. */
+  user: string;
+  /** `replay`, `bulk_replay`, `rules_replaced`, `circuit_override`, `board_retry`, ... */
+  action: string;
+  /** What it was done to: a webhook id, a circuit target, a queue, `rules`. */
+  target: string;
+  details: Record<string, unknown>;
+}
+
+/**
+ * A change as the recorder reads it. `seq` orders changes: the stream entry's id (Redis's clock in
+ * ms, then a counter) folded into one integer, kept with the rows so that a change written twice,
+ * or an older change written after a newer one, never moves a record backwards.
+ */
+export type RecordChange =
+  | { kind: 'webhook'; seq: bigint; at: string; webhook: AcceptedWebhookRecord }
+  | {
+      kind: 'outcome';
+      seq: bigint;
+      at: string;
+      /** The whole hot record after the change. */
+      outcome: WebhookOutcome;
+      /** The attempt this change ended, with its action's name; null for other changes. */
+      attempt: (AttemptRecord & { action: string }) | null;
+    }
+  | { kind: 'audit'; seq: bigint; at: string; entry: AuditRecord };
+
+/** `1700000000000-5` → 1700000000000 * 2^20 + 5 (a counter never reaches 2^20 in one ms). */
+export function streamIdToSeq(id: string): bigint {
+  const [ms, counter] = id.split('-');
+  return (BigInt(ms ?? '0') << 20n) + BigInt(counter ?? '0');
+}
+
+/** The ISO time of a stream entry id (Redis's clock when it was appended). */
+export const streamIdTime = (id: string): string =>
+  new Date(Number(id.split('-')[0])).toISOString();
