@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import {
+  commonEnv,
+  requiredDatabaseUrlEnv,
+  envPort,
+  loadConfig,
+  recordRetentionEnv,
+  withCommonChecks,
+} from '@pw/shared';
+
+/** The recorder's variables, each described: docs/configuration.md is written from them. */
+export const recorderVariables = {
+  ...commonEnv,
+  DATABASE_URL: requiredDatabaseUrlEnv,
+  RECORD_RETENTION_DAYS: recordRetentionEnv,
+  RECORDER_HEALTH_PORT: envPort(3003).meta({
+    description: "the recorder's `/healthz` and `/metrics` port",
+  }),
+};
+
+const recorderEnv = withCommonChecks(z.object(recorderVariables));
+
+export type RecorderConfig = z.output<typeof recorderEnv>;
+
+export const loadRecorderConfig = (env: Record<string, string | undefined>): RecorderConfig =>
+  loadConfig(recorderEnv, env);

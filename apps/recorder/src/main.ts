@@ -1,0 +1,102 @@
+// Composition root of the recorder: reads the environment, builds clients, runs the recorder.
+import { hostname } from 'node:os';
+import { collectDefaultMetrics } from 'prom-client';
+import { RecordStore } from '@pw/records';
+import {
+  configOrExit,
+  createHealthServer,
+  createLogger,
+  createRedis,
+  onShutdownSignals,
+} from '@pw/shared';
+import { loadRecorderConfig } from './config.js';
+import { RecorderMetrics } from './metrics.js';
+import { Recorder } from './recorder.js';
+
+const config = configOrExit('recorder', () => loadRecorderConfig(process.env));
+const log = createLogger({ name: 'recorder', level: config.LOG_LEVEL });
+const metrics = new RecorderMetrics();
+collectDefaultMetrics({ register: metrics.registry });
+
+// It blocks on Redis while waiting for changes, so its connection retries rather than fails.
+const redis = createRedis(config.REDIS_URL, config.REDIS_CLUSTER, {
+  maxRetriesPerRequest: null,
+  connectionName: 'pw-recorder',
+});
+redis.on('error', (error) => log.warn({ err: error }, 'Redis connection error'));
+
+const store = await openStore();
+const recorder = new Recorder(
+  redis,
+  store,
+  {
+    queuePrefix: config.QUEUE_PREFIX,
+    consumer: `${hostname()}-${process.pid}`,
+    retentionDays: config.RECORD_RETENTION_DAYS,
+  },
+  log,
+  metrics,
+);
+await recorder.start();
+
+const health = createHealthServer(metrics.registry);
+health.listen(config.RECORDER_HEALTH_PORT, () => {
+  log.info(
+    { health_port: config.RECORDER_HEALTH_PORT, retention_days: config.RECORD_RETENTION_DAYS },
+    'recorder running',
+  );
+});
+health.on('error', (error) => {
+  log.fatal({ err: error }, 'recorder cannot listen on its health port');
+  process.exit(1);
+});
+
+onShutdownSignals(log, async (signal) => {
+  log.info({ signal }, 'stopping: finishing the batch in hand');
+  await recorder.stop();
+  health.close();
+  await store.close();
+  redis.disconnect();
+});
+
+/**
+ * The store, migrated; a PostgreSQL that does not answer yet is waited for (the backlog waits in
+ * Redis meanwhile). A store that answers and refuses (a changed migration, a missing schema, no
+ * migration files) stops the start: waiting would not mend it.
+ */
+async function openStore(): Promise<RecordStore> {
+  for (let tries = 1; ; tries += 1) {
+    try {
+      return await RecordStore.open({ databaseUrl: config.DATABASE_URL });
+    } catch (error) {
+      if (!isConnectionError(error)) {
+        log.fatal({ err: error }, 'the record store cannot be opened');
+        process.exit(1);
+      }
+      if (tries === 1 || tries % 10 === 0) {
+        log.warn({ err: error, tries }, 'the record store cannot be opened yet: trying again');
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 200 * tries)));
+    }
+  }
+}
+
+const SOCKET_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
+
+/** A failure to reach PostgreSQL (refused, reset, timed out, starting up), not a refusal. */
+function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string')
+    return error instanceof Error && /timeout|terminated/i.test(error.message);
+  // Node's socket errors, and PostgreSQL's "cannot connect now" (57P03) while it starts.
+  return SOCKET_ERRORS.has(code) || code === '57P03' || code.startsWith('08');
+}

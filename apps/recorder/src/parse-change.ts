@@ -1,0 +1,62 @@
+import { fromRecord, streamIdTime, streamIdToSeq } from '@pw/shared';
+import type { AttemptRecord, AuditRecord, AcceptedWebhookRecord, RecordChange } from '@pw/shared';
+
+/** A stream entry as ioredis returns it: its id and its flat field/value list. */
+export type StreamEntry = [id: string, fields: string[]];
+
+/**
+ * The changes one stream entry stands for. A `webhook` entry also opens its outcome (`queued`,
+ * every action waiting) at the same seq, so the webhook is searchable from the moment it was
+ * accepted; an outcome entry's attempt takes its number from the record after the change.
+ * Throws on an entry it cannot read.
+ */
+export function parseChange([id, flat]: StreamEntry): RecordChange[] {
+  const fields = new Map<string, string>();
+  for (let i = 0; i + 1 < flat.length; i += 2) fields.set(flat[i] ?? '', flat[i + 1] ?? '');
+  const seq = streamIdToSeq(id);
+  const at = streamIdTime(id);
+  const data = JSON.parse(fields.get('d') ?? 'null') as unknown;
+  switch (fields.get('k')) {
+    case 'webhook': {
+      const webhook = data as AcceptedWebhookRecord;
+      return [
+        { kind: 'webhook', seq, at, webhook },
+        {
+          kind: 'outcome',
+          seq,
+          at,
+          attempt: null,
+          outcome: fromRecord({
+            webhook_id: webhook.webhook_id,
+            event_type: webhook.event_type,
+            entity_id: webhook.entity_id,
+            received_at: webhook.received_at,
+            actions: JSON.stringify(webhook.actions),
+          }),
+        },
+      ];
+    }
+    case 'outcome': {
+      const outcome = fromRecord(data as Record<string, string>);
+      if (!outcome.webhook_id) throw new Error(`entry ${id}: an outcome without its webhook`);
+      const text = fields.get('a');
+      const attempt = text
+        ? (JSON.parse(text) as Omit<AttemptRecord, 'attempt'> & { action: string })
+        : null;
+      const action = outcome.actions.find((candidate) => candidate.name === attempt?.action);
+      return [
+        {
+          kind: 'outcome',
+          seq,
+          at,
+          outcome,
+          attempt: attempt && { ...attempt, attempt: action?.attempts ?? 0 },
+        },
+      ];
+    }
+    case 'audit':
+      return [{ kind: 'audit', seq, at, entry: data as AuditRecord }];
+    default:
+      throw new Error(`entry ${id}: unknown kind ${fields.get('k')}`);
+  }
+}
