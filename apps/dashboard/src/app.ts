@@ -3,7 +3,7 @@ import helmet from 'helmet';
 import type { NextFunction, Request, Response } from 'express';
 import type { Queue } from 'bullmq';
 import type { Registry } from 'prom-client';
-import type { ActionJobData, CircuitStore, Logger, RulesStore } from '@pw/shared';
+import type { ActionJobData, AuditLog, CircuitStore, Logger, RulesStore } from '@pw/shared';
 import { apiDocs } from './api-docs.js';
 import { basicAuth } from './basic-auth.js';
 import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
@@ -12,6 +12,7 @@ import type { Operator } from './operator.js';
 import { sameOrigin } from './same-origin.js';
 import { operatorApi } from './operator-routes.js';
 import { queueBoard } from './queue-board.js';
+import type { RecordReader } from './records-api.js';
 
 export interface DashboardDeps {
   queues: readonly Queue[];
@@ -23,6 +24,10 @@ export interface DashboardDeps {
   actions: Queue<ActionJobData>;
   metrics: Registry;
   log: Logger;
+  /** Every operator change: a log line and an entry in the record store's audit log. */
+  audit: Pick<AuditLog, 'record'>;
+  /** The record store (search, audit log, ledger), when `DATABASE_URL` is set. */
+  records?: RecordReader;
   credentials: { user: string; password: string };
   /** The dashboard's address as browsers see it, when a proxy stands in front (its origin counts). */
   publicUrl?: string;
@@ -52,7 +57,7 @@ export function createDashboard(deps: DashboardDeps): express.Express {
   app.use(noStore());
   app.use(basicAuth(deps.credentials.user, deps.credentials.password));
 
-  app.use('/admin/queues', ...queueBoard(deps.queues, deps.log));
+  app.use('/admin/queues', ...queueBoard(deps.queues, deps.log, deps.audit));
   app.use('/docs', apiDocs());
 
   app.use('/api', operatorApi(deps));

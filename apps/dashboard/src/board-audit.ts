@@ -1,6 +1,6 @@
 import express from 'express';
 import type { Router } from 'express';
-import type { Logger } from '@pw/shared';
+import type { AuditLog, Logger } from '@pw/shared';
 import { BOARD_ACTIONS } from './board-guard.js';
 
 /** What one audit line says about a board action, besides the user and the outcome. */
@@ -19,10 +19,9 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * one line with `audit: true` says who (the basic-auth user), what (the allow-listed route, its
  * queue, job id or job status) and how it ended; refused calls (403) are logged as refused. The
  * hooks inside bull-board see neither Express's `res.locals` nor the final answer, so this sits
- * outside. The audit record store (contract section 12) comes later and will take these lines'
- * fields as they are.
+ * outside. Done actions go to the audit log (a log line and the record store's audit entries).
  */
-export function boardAudit(log: Logger): Router {
+export function boardAudit(log: Logger, audit: Pick<AuditLog, 'record'>): Router {
   const router = express.Router();
   router.use((req, res, next) => {
     if (READ_METHODS.has(req.method)) return next('router');
@@ -36,8 +35,18 @@ export function boardAudit(log: Logger): Router {
         status: res.statusCode,
         answered: res.writableFinished,
       };
-      if (entry && res.statusCode < 400) log.info({ ...line, ...entry }, 'board action');
-      else if (res.statusCode === 403) {
+      if (entry && res.statusCode < 400) {
+        const { action, ...details } = entry;
+        void audit.record(
+          {
+            user: String(res.locals.user),
+            action,
+            target: entry.job_id ?? entry.queue,
+            details: { ...details, status: line.status, answered: line.answered },
+          },
+          'board action',
+        );
+      } else if (res.statusCode === 403) {
         log.warn(
           { ...line, ...entry, method: req.method, path: req.originalUrl },
           'board action refused',

@@ -1,14 +1,14 @@
 import express from 'express';
 import type { Queue } from 'bullmq';
 import { z } from 'zod';
-import type { CircuitStore, Logger } from '@pw/shared';
+import type { AuditLog, CircuitStore } from '@pw/shared';
 import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
 
 export interface CircuitApiDeps {
   circuits: Pick<CircuitStore, 'list' | 'view' | 'known' | 'override' | 'wakeHeld'>;
   /** The queue whose jobs a circuit holds: closing one wakes them there. */
   actions: Queue;
-  log: Logger;
+  audit: Pick<AuditLog, 'record'>;
 }
 
 const overrideSchema = z.object({ state: z.enum(['open', 'closed']) });
@@ -19,7 +19,7 @@ const overrideSchema = z.object({ state: z.enum(['open', 'closed']) });
  * target string percent-encoded (its `/` as `%2F`).
  */
 export function circuitApi(deps: CircuitApiDeps): express.Router {
-  const { circuits, log } = deps;
+  const { circuits } = deps;
   const api = express.Router();
 
   api.get('/', async (_req, res) => {
@@ -53,15 +53,12 @@ export function circuitApi(deps: CircuitApiDeps): express.Router {
     const waking =
       state === 'closed' ? circuits.wakeHeld(target, deps.actions) : Promise.resolve(0);
     const woken = await waking.catch(() => null);
-    log.info(
+    await deps.audit.record(
       {
-        audit: true,
+        user: String(res.locals.user),
         action: 'circuit_override',
-        user: res.locals.user,
         target,
-        state,
-        transition,
-        woken,
+        details: { state, transition, woken },
       },
       'circuit override',
     );

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import {
   actionsConfigEnv,
   commonEnv,
+  databaseUrlEnv,
   envOptionalString,
   envPort,
   isProduction,
@@ -41,6 +42,7 @@ export const dashboardVariables = (production: boolean) => ({
     default: 'dev: a random one, printed once at start',
   }),
   RECORD_TTL_SECONDS: recordTtlEnv,
+  DATABASE_URL: databaseUrlEnv(production),
   ACTIONS_CONFIG: actionsConfigEnv,
   DASHBOARD_PUBLIC_URL: envOptionalHttpUrl().meta({
     description:

@@ -9,6 +9,8 @@ export const DASHBOARD_ERROR_CODES = {
   badRequest: 'bad_request',
   invalidRules: 'invalid_rules',
   invalidCircuitState: 'invalid_circuit_state',
+  invalidQuery: 'invalid_query',
+  storeUnavailable: 'store_unavailable',
   internalError: 'internal_error',
 } as const;
 export type DashboardErrorCode = (typeof DASHBOARD_ERROR_CODES)[keyof typeof DASHBOARD_ERROR_CODES];

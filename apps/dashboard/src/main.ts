@@ -1,6 +1,8 @@
 // Composition root of the dashboard: the only place that reads the environment and builds clients.
 import { Queue } from 'bullmq';
+import { RecordStore } from '@pw/records';
 import {
+  AuditLog,
   CircuitStore,
   closeServer,
   configOrExit,
@@ -43,9 +45,18 @@ const circuits = new CircuitStore(redis, {
   leaseMs: 60_000,
 });
 
+// The record store: read only here (the recorder writes and migrates it); opened lazily by pg,
+// so a store that is down answers its routes with errors while the rest of the dashboard works.
+const records = config.DATABASE_URL
+  ? RecordStore.connect({ databaseUrl: config.DATABASE_URL })
+  : undefined;
+if (!records) log.warn('DATABASE_URL is unset: search, the audit log and the ledger are off');
+
 const app = createDashboard({
   queues: [webhooks, actions],
-  operator: new Operator(actions, outcomes),
+  operator: new Operator(actions, outcomes, records),
+  records,
+  audit: new AuditLog(redis, prefix, log),
   circuits,
   actions,
   rules: new RulesStore(redis, {
@@ -84,6 +95,6 @@ server.on('error', (error) => {
 onShutdownSignals(log, async (signal) => {
   log.info({ signal }, 'stopping');
   await closeServer(server, config.SHUTDOWN_GRACE_MS, log);
-  await Promise.all([webhooks.close(), actions.close()]).catch(() => undefined);
+  await Promise.all([webhooks.close(), actions.close(), records?.close()]).catch(() => undefined);
   redis.disconnect();
 });

@@ -1,21 +1,47 @@
 import express from 'express';
 import { z } from 'zod';
 import { routingRulesSchema } from '@pw/shared';
-import type { Logger, RulesStore } from '@pw/shared';
+import type { AuditLog, Logger, RulesStore } from '@pw/shared';
 import { circuitApi } from './circuit-routes.js';
 import type { CircuitApiDeps } from './circuit-routes.js';
 import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
 import { jsonBodiesOnly } from './json-bodies-only.js';
 import type { Operator } from './operator.js';
+import { recordsApi } from './records-api.js';
+import type { RecordReader } from './records-api.js';
 import { webhookIdParam } from './webhook-id.js';
 
 export interface OperatorApiDeps extends CircuitApiDeps {
   operator: Operator;
   rules: Pick<RulesStore, 'read' | 'replace'>;
+  /** The record store, when `DATABASE_URL` is set. */
+  records?: RecordReader;
+  audit: Pick<AuditLog, 'record'>;
   log: Logger;
 }
 
-const filterSchema = z.object({ action: z.string().optional(), event_type: z.string().optional() });
+const isoTime = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 time' });
+
+const filterSchema = z.object({
+  action: z.string().optional(),
+  event_type: z.string().optional(),
+  from: isoTime.optional(),
+  to: isoTime.optional(),
+  dry_run: z.enum(['true', 'false']).optional(),
+});
+
+/** The dead-letter filter of a query (and, for the bulk replay, its body). */
+function deadLetterFilter(input: unknown) {
+  const { from, to, dry_run: dryRun, ...rest } = filterSchema.parse(input);
+  return {
+    filter: {
+      ...rest,
+      ...(from ? { from: new Date(from) } : {}),
+      ...(to ? { to: new Date(to) } : {}),
+    },
+    dryRun: dryRun === 'true',
+  };
+}
 
 const { notFound } = DASHBOARD_ERROR_CODES;
 
@@ -25,7 +51,7 @@ const { notFound } = DASHBOARD_ERROR_CODES;
  * because it is a table of routes, each a few lines read top to bottom.
  */
 export function operatorApi(deps: OperatorApiDeps): express.Router {
-  const { operator, log } = deps;
+  const { operator, audit } = deps;
   const api = express.Router();
   api.use(jsonBodiesOnly());
   api.use(express.json({ limit: '1mb' }));
@@ -40,22 +66,36 @@ export function operatorApi(deps: OperatorApiDeps): express.Router {
   api.post('/webhooks/:webhookId/replay', async (req, res) => {
     const replayed = await operator.replayWebhook(req.params.webhookId);
     if (!replayed) return sendError(res, 404, notFound, `No webhook ${req.params.webhookId}`);
-    log.info(
-      { audit: true, webhook_id: req.params.webhookId, actions: replayed, user: res.locals.user },
+    await audit.record(
+      {
+        user: String(res.locals.user),
+        action: 'replay',
+        target: req.params.webhookId,
+        details: { actions: replayed },
+      },
       'replay',
     );
     res.status(202).json({ webhook_id: req.params.webhookId, replayed });
   });
 
   api.get('/dead-letters', async (req, res) => {
-    res.json({ dead_letters: await operator.deadLetters(filterSchema.parse(req.query)) });
+    res.json({ dead_letters: await operator.deadLetters(deadLetterFilter(req.query).filter) });
   });
 
   api.post('/dead-letters/replay', async (req, res) => {
-    const filter = filterSchema.parse({ ...req.query, ...(req.body as object | undefined) });
+    const { filter, dryRun } = deadLetterFilter({
+      ...req.query,
+      ...(req.body as object | undefined),
+    });
+    if (dryRun) return res.json(await operator.dryRun(filter));
     const replayed = await operator.replayDeadLetters(filter);
-    log.info(
-      { audit: true, filter, replayed: replayed.length, user: res.locals.user },
+    await audit.record(
+      {
+        user: String(res.locals.user),
+        action: 'bulk_replay',
+        target: 'dead-letters',
+        details: { filter, replayed: replayed.length },
+      },
       'bulk replay of dead letters',
     );
     res.status(202).json({ replayed });
@@ -83,14 +123,20 @@ export function operatorApi(deps: OperatorApiDeps): express.Router {
       );
     }
     const stored = await deps.rules.replace(parsed.data, String(res.locals.user));
-    log.info(
-      { audit: true, user: res.locals.user, rules: parsed.data.length },
+    await audit.record(
+      {
+        user: String(res.locals.user),
+        action: 'rules_replaced',
+        target: 'rules',
+        details: { rules: parsed.data },
+      },
       'routing rules replaced',
     );
     res.json(stored);
   });
 
   api.use('/circuits', circuitApi(deps));
+  api.use(recordsApi(deps.records));
 
   return api;
 }

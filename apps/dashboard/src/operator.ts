@@ -1,5 +1,6 @@
 import type { Job, Queue } from 'bullmq';
 import { actionJobId, isActionName } from '@pw/shared';
+import type { RecordStore } from '@pw/records';
 import type { ActionJobData, OutcomeStore } from '@pw/shared';
 
 export interface DeadLetter {
@@ -14,17 +15,42 @@ export interface DeadLetter {
 export interface DeadLetterFilter {
   action?: string;
   event_type?: string;
+  /** On the failure time: from inclusive, to exclusive. */
+  from?: Date;
+  to?: Date;
 }
+
+/** What the operator reads of a webhook in the record store (its attempt history above all). */
+export type StoredOutcomes = Pick<RecordStore, 'webhook'>;
 
 /** What operators do with deliveries: read outcomes, list dead letters, replay failed actions. */
 export class Operator {
   constructor(
     private readonly actions: Queue<ActionJobData>,
     private readonly outcomes: OutcomeStore,
+    private readonly records?: StoredOutcomes,
   ) {}
 
-  outcome(webhookId: string) {
-    return this.outcomes.get(webhookId);
+  /**
+   * A webhook's outcome record: its state from Redis while it is there (in flight, or finished
+   * within `RECORD_TTL_SECONDS`), else from the record store; each action's `history` from the
+   * store (empty for attempts the recorder has not written yet, or without a store).
+   */
+  async outcome(webhookId: string) {
+    const [hot, stored] = await Promise.all([
+      this.outcomes.get(webhookId),
+      this.records?.webhook(webhookId) ?? null,
+    ]);
+    if (!hot) return stored;
+    const history = new Map(stored?.actions.map((action) => [action.name, action.history]));
+    return {
+      ...stored,
+      ...hot,
+      actions: hot.actions.map((action) => ({
+        ...action,
+        history: history.get(action.name) ?? [],
+      })),
+    };
   }
 
   /** Replays the failed actions of one webhook; returns their names (none: nothing had failed). */
@@ -54,6 +80,12 @@ export class Operator {
     }));
   }
 
+  /** How many dead letters a bulk replay of `filter` would replay, and the first 100. */
+  async dryRun(filter: DeadLetterFilter = {}) {
+    const found = await this.deadLetters(filter);
+    return { would_replay: found.length, dead_letters: found.slice(0, 100) };
+  }
+
   /** Replays every dead letter matching `filter`. */
   async replayDeadLetters(
     filter: DeadLetterFilter = {},
@@ -71,7 +103,9 @@ export class Operator {
     return jobs.filter(
       (job) =>
         (!filter.action || job.data.action === filter.action) &&
-        (!filter.event_type || job.data.event_type === filter.event_type),
+        (!filter.event_type || job.data.event_type === filter.event_type) &&
+        (!filter.from || (job.finishedOn ?? 0) >= filter.from.getTime()) &&
+        (!filter.to || (job.finishedOn ?? 0) < filter.to.getTime()),
     );
   }
 

@@ -3,7 +3,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type express from 'express';
 import type { Queue } from 'bullmq';
-import type { Logger } from '@pw/shared';
+import type { AuditLog, Logger } from '@pw/shared';
 import { boardAudit } from './board-audit.js';
 import { boardHooks } from './board-guard.js';
 
@@ -18,7 +18,11 @@ const BOARD_QUEUE_OPTIONS: ConstructorParameters<typeof BullMQAdapter>[1] & {
 } = { readOnlyMode: false, allowCompletedRetries: false };
 
 /** The queue board (bull-board) for `/admin/queues`, behind its audit log. */
-export function queueBoard(queues: readonly Queue[], log: Logger): express.RequestHandler[] {
+export function queueBoard(
+  queues: readonly Queue[],
+  log: Logger,
+  audit: Pick<AuditLog, 'record'>,
+): express.RequestHandler[] {
   const board = new ExpressAdapter();
   board.setBasePath('/admin/queues');
   createBullBoard({
@@ -29,5 +33,5 @@ export function queueBoard(queues: readonly Queue[], log: Logger): express.Reque
   // bull-board's router is an Express app of its own, with Express's default X-Powered-By.
   const boardApp = board.getRouter() as express.Express;
   boardApp.disable('x-powered-by');
-  return [boardAudit(log), boardApp];
+  return [boardAudit(log, audit), boardApp];
 }

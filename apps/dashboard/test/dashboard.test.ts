@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  AuditLog,
   actionJobId,
   CircuitStore,
   createLogger,
@@ -102,6 +103,7 @@ beforeAll(() => {
     rules: new RulesStore(redis, { queuePrefix: prefix, seed: DEFAULT_RULES }),
     metrics: createDashboardMetrics([webhooks, actions]),
     log: createLogger({ name: 'dashboard-test', level: 'silent' }),
+    audit: new AuditLog(redis, prefix, createLogger({ name: 'dashboard-test', level: 'silent' })),
     credentials: auth,
   });
 });
@@ -207,6 +209,8 @@ describe('webhook status, dead letters and replay', () => {
         completed_at: null,
         skipped: null,
         held: null,
+        // No record store in this test: no attempt history.
+        history: [],
       },
     ]);
   });

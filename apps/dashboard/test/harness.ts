@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import request from 'supertest';
 import { expect, vi } from 'vitest';
 import {
+  AuditLog,
   actionJobId,
   CircuitStore,
   createLogger,
@@ -65,6 +66,7 @@ export function startDashboard(options: { publicUrl?: string } = {}): DashboardH
       done();
     },
   });
+  const log = createLogger({ name: 'dashboard-test', level: 'info', destination });
   const app = createDashboard({
     queues: [webhooks, actions],
     operator: new Operator(actions, outcomes),
@@ -72,7 +74,8 @@ export function startDashboard(options: { publicUrl?: string } = {}): DashboardH
     actions,
     rules: new RulesStore(redis, { queuePrefix: prefix, seed: DEFAULT_RULES }),
     metrics: createDashboardMetrics([webhooks, actions]),
-    log: createLogger({ name: 'dashboard-test', level: 'info', destination }),
+    log,
+    audit: new AuditLog(redis, prefix, log),
     credentials: AUTH,
     ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
   });

@@ -1,0 +1,103 @@
+import express from 'express';
+import { z } from 'zod';
+import { INVALID_CURSOR, INVALID_TIME } from '@pw/records';
+import type { RecordStore } from '@pw/records';
+import { PwError } from '@pw/shared';
+import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
+
+/** What the operator API reads from the record store (contract section 12). */
+export type RecordReader = Pick<RecordStore, 'search' | 'audit' | 'ledger' | 'webhook'>;
+
+const isoTime = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 time' });
+
+export const searchSchema = z.strictObject({
+  entity_id: z.string().min(1).max(200).optional(),
+  customer_id: z.string().min(1).max(200).optional(),
+  event_type: z.string().min(1).max(100).optional(),
+  state: z.enum(['queued', 'processing', 'completed', 'failed']).optional(),
+  from: isoTime.optional(),
+  to: isoTime.optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  cursor: z.string().max(500).optional(),
+});
+
+const auditSchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  cursor: z.string().max(500).optional(),
+});
+
+const ledgerSchema = z.strictObject({ from: isoTime, to: isoTime });
+
+/** A query's problems, at their paths, as a 400 `invalid_query`. */
+function refuse(res: express.Response, error: z.ZodError) {
+  return sendError(
+    res,
+    400,
+    DASHBOARD_ERROR_CODES.invalidQuery,
+    'The query was refused',
+    error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message })),
+  );
+}
+
+/** The record store's refusal of a cursor it did not give. */
+const isCursorError = (error: unknown) =>
+  error instanceof PwError && (error.code === INVALID_CURSOR || error.code === INVALID_TIME);
+
+/**
+ * The record store's routes: search, the audit log, the ledger. Without a store configured
+ * (`DATABASE_URL` unset outside production) they answer 503 `store_unavailable`.
+ */
+export function recordsApi(records: RecordReader | undefined): express.Router {
+  const api = express.Router();
+  api.use((_req, res, next) => {
+    if (records) return next();
+    sendError(
+      res,
+      503,
+      DASHBOARD_ERROR_CODES.storeUnavailable,
+      'No record store: DATABASE_URL is unset',
+    );
+  });
+  const store = records as RecordReader;
+
+  api.get('/webhooks', async (req, res) => {
+    const parsed = searchSchema.safeParse(req.query);
+    if (!parsed.success) return refuse(res, parsed.error);
+    try {
+      res.json(await store.search(parsed.data));
+    } catch (error) {
+      if (!isCursorError(error)) throw error;
+      sendError(
+        res,
+        400,
+        DASHBOARD_ERROR_CODES.invalidQuery,
+        'The cursor is not one this API gave',
+        [{ path: 'cursor', message: 'unknown cursor' }],
+      );
+    }
+  });
+
+  api.get('/audit', async (req, res) => {
+    const parsed = auditSchema.safeParse(req.query);
+    if (!parsed.success) return refuse(res, parsed.error);
+    try {
+      res.json(await store.audit(parsed.data));
+    } catch (error) {
+      if (!isCursorError(error)) throw error;
+      sendError(
+        res,
+        400,
+        DASHBOARD_ERROR_CODES.invalidQuery,
+        'The cursor is not one this API gave',
+        [{ path: 'cursor', message: 'unknown cursor' }],
+      );
+    }
+  });
+
+  api.get('/ledger', async (req, res) => {
+    const parsed = ledgerSchema.safeParse(req.query);
+    if (!parsed.success) return refuse(res, parsed.error);
+    res.json(await store.ledger(parsed.data));
+  });
+  return api;
+}
