@@ -1,12 +1,12 @@
 // `npm run build`: each app as one JavaScript file, `apps/<app>/dist/main.js`, run with plain
 // `node` (no TypeScript at run time). The workspace packages (`@pw/*`) are bundled in; every other
 // package stays an import from node_modules.
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { build } from 'esbuild';
 import type { Plugin } from 'esbuild';
 
-const APPS = ['ingress', 'worker', 'dashboard', 'send'] as const;
+const APPS = ['ingress', 'worker', 'recorder', 'dashboard', 'send'] as const;
 
 /** Leaves every bare import to node_modules except the workspace's own packages. */
 const externalDependencies: Plugin = {
@@ -42,4 +42,7 @@ for (const file of results.flatMap((result) => result.outputFiles)) {
   writeFileSync(temporary, file.contents);
   renameSync(temporary, file.path);
 }
+// The record store's migrations are read from `../migrations/` beside the module that runs them:
+// bundled into apps/recorder/dist/main.js, that is apps/recorder/migrations (as in the image).
+cpSync('packages/records/migrations', 'apps/recorder/migrations', { recursive: true });
 console.log(`built ${APPS.map((app) => `apps/${app}/dist/main.js`).join(', ')}`);

@@ -9,6 +9,7 @@ import { ACTION_NAMES, ACTION_SPECS, ERROR_CODES } from '@pw/shared';
 import type { Condition } from '@pw/shared';
 import { dashboardVariables } from '../apps/dashboard/src/config.js';
 import { ingressVariables } from '../apps/ingress/src/config.js';
+import { recorderVariables } from '../apps/recorder/src/config.js';
 import { sendVariables } from '../apps/send/src/config.js';
 import { workerVariables } from '../apps/worker/src/config.js';
 
@@ -17,6 +18,7 @@ const APPS = {
   ingress: ingressVariables(false),
   worker: workerVariables(false),
   dashboard: dashboardVariables(false),
+  recorder: recorderVariables,
   send: sendVariables(false),
 } satisfies Record<string, Record<string, z.ZodType>>;
 
@@ -24,6 +26,16 @@ const APPS = {
 const START_VARIABLES = [
   ['SANDBOX_IDP_PORT', '`3010`', "the sandbox identity provider's port"],
   ['SANDBOX_API_PORT', '`3011`', "the sandbox partner API's port"],
+  [
+    'EMBEDDED_POSTGRES_PORT',
+    '`3020`',
+    "the embedded PostgreSQL's port, when `DATABASE_URL` is unset outside production",
+  ],
+  [
+    'EMBEDDED_POSTGRES_DIR',
+    'a folder in the temporary folder',
+    "the embedded PostgreSQL's data folder (kept between runs)",
+  ],
 ] as const;
 
 const cell = (text: string) => text.replaceAll('|', '\\|');

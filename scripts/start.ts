@@ -1,13 +1,17 @@
-// `npm start`: ingress and worker as child processes with readable output, and the sandbox (a
-// real OpenID provider and a recording partner-API stand-in) for whichever of AUTH_URL and
-// API_BASE_URL is unset outside production. Ctrl-C stops everything cleanly.
+// `npm start`: ingress, worker, recorder and dashboard as child processes with readable output,
+// and, outside production, the sandbox (a real OpenID provider and a recording partner-API
+// stand-in) for whichever of AUTH_URL and API_BASE_URL is unset, and an embedded PostgreSQL for
+// the record store when DATABASE_URL is unset. Ctrl-C stops everything cleanly.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Sandbox } from '@pw/sandbox';
-import { isProduction } from '@pw/shared';
+import { isProduction, startEmbeddedPostgres } from '@pw/shared';
+import type { EmbeddedPostgresServer } from '@pw/shared';
 import { readableLine } from './readable-log.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -54,6 +58,20 @@ if ((needsAuth || needsApi) && !isProduction(env)) {
   }
 }
 
+let embedded: EmbeddedPostgresServer | undefined;
+if (!env.DATABASE_URL && !isProduction(env)) {
+  // In the temporary folder: PostgreSQL runs as its own user when started as root, and that user
+  // must reach its data folder (a home folder often is closed to it). Kept between runs.
+  const dataDir =
+    env.EMBEDDED_POSTGRES_DIR || join(tmpdir(), `partner-webhooks-records-${userInfo().username}`);
+  const port = Number(env.EMBEDDED_POSTGRES_PORT || 3020);
+  say(
+    `DATABASE_URL is unset: starting an embedded PostgreSQL for the record store (port ${port}, data in ${dataDir})`,
+  );
+  embedded = await startEmbeddedPostgres({ dataDir, port });
+  env.DATABASE_URL = embedded.url;
+}
+
 const children = new Map<string, ChildProcess>();
 let stopping = false;
 
@@ -85,12 +103,14 @@ async function stop(exitCode: number): Promise<void> {
   for (const child of children.values()) child.kill('SIGTERM');
   await Promise.all(exits);
   await sandbox?.stop();
+  await embedded?.stop();
   say('stopped');
   process.exit(exitCode);
 }
 
 run('ingress', 'apps/ingress/src/main.ts');
 run('worker', 'apps/worker/src/main.ts');
+run('recorder', 'apps/recorder/src/main.ts');
 run('dashboard', 'apps/dashboard/src/main.ts');
 const dashboard = `http://127.0.0.1:${env.DASHBOARD_PORT || 3001}`;
 say(`dashboard: ${dashboard}/admin/queues  API docs: ${dashboard}/docs/`);

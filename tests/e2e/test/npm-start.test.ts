@@ -1,16 +1,29 @@
 // The README's first run, as a newcomer does it: `npm start`, then `npm run send -- … --wait`.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acknowledgementSchema, DEV_WEBHOOK_SECRET, sampleEvent, signEvent } from '@pw/shared';
 import type { WebhookOutcome } from '@pw/shared';
+import { freePort } from '@pw/test-utils';
 import { startSystem } from './system.js';
 import type { RunningSystem } from './system.js';
 
 let system: RunningSystem;
+let dataDir: string;
 beforeAll(async () => {
-  system = await startSystem();
-});
+  // No DATABASE_URL, as on a newcomer's machine: npm start runs an embedded PostgreSQL (here on a
+  // port and in a folder of this test's own).
+  dataDir = await mkdtemp(join(tmpdir(), 'pw-npm-start-'));
+  system = await startSystem({
+    DATABASE_URL: '',
+    EMBEDDED_POSTGRES_PORT: String(await freePort()),
+    EMBEDDED_POSTGRES_DIR: dataDir,
+  });
+}, 120_000);
 afterAll(async () => {
   await system.stop();
+  await rm(dataDir, { recursive: true, force: true });
 });
 
 describe('npm start with nothing configured', () => {
@@ -18,6 +31,9 @@ describe('npm start with nothing configured', () => {
     expect(system.run.output).toContain('AUTH_URL is unset: using the sandbox identity provider');
     expect(system.run.output).toContain('API_BASE_URL is unset: using the sandbox partner API');
     expect(system.run.output).toContain(`dashboard: ${system.url.dashboard}/admin/queues`);
+    expect(system.run.output).toContain(
+      'DATABASE_URL is unset: starting an embedded PostgreSQL for the record store',
+    );
   });
 
   it('`npm run send -- quote --status approved --wait`: an ack, then all three actions completed', async () => {
@@ -41,6 +57,14 @@ describe('npm start with nothing configured', () => {
     expect(keys.sort()).toEqual(
       ack.actions_triggered.map((action) => `${ack.webhook_id}:${action}`).sort(),
     );
+    // The embedded record store has it too: searchable by its quote id, with its history.
+    const quoteId = String((await system.outcome(ack.webhook_id, () => true)).entity_id);
+    const found = await system.poll(
+      `/api/webhooks?entity_id=${encodeURIComponent(quoteId)}`,
+      (body: { webhooks: { webhook_id: string; state: string }[] }) =>
+        body.webhooks[0]?.state === 'completed',
+    );
+    expect(found.webhooks.map((webhook) => webhook.webhook_id)).toEqual([ack.webhook_id]);
   });
 
   it('a field with CR/LF in a logged value stays on its own line: no forged log line', async () => {

@@ -7,13 +7,15 @@ import {
   freePort,
   newTestRedis,
   testRedisUrl,
+  testSchema,
   uniquePrefix,
 } from '@pw/test-utils';
+import type { TestSchema } from '@pw/test-utils';
 
 export interface RunningSystem {
   run: ChildRun;
   env: Record<string, string>;
-  url: { ingress: string; dashboard: string; api: string; worker: string };
+  url: { ingress: string; dashboard: string; api: string; worker: string; recorder: string };
   /** `npm run send -- …args`: its exit code and the JSON lines it printed. */
   send(...args: string[]): Promise<{ code: number | null; lines: unknown[]; output: string }>;
   /** The webhook's outcome as soon as `condition` holds (woken by the outcome store's changes). */
@@ -21,13 +23,29 @@ export interface RunningSystem {
     webhookId: string,
     condition: (outcome: WebhookOutcome) => boolean,
   ): Promise<WebhookOutcome>;
+  /** A call to the dashboard's operator API with the system's credentials. */
+  dashboard(path: string, init?: RequestInit): Promise<Response>;
+  /**
+   * The dashboard's JSON answer at `path` once `condition` holds for it (the record store is
+   * written a moment after Redis), asked again every 100 ms for up to 30 s.
+   */
+  poll<T>(path: string, condition: (body: T) => boolean): Promise<T>;
   stop(): Promise<void>;
 }
 
-/** `npm start` with nothing configured but free ports and a queue prefix of its own. */
+/**
+ * `npm start` with nothing configured but free ports, a queue prefix of its own and, unless
+ * `DATABASE_URL` is given in `extra` (empty: npm start's embedded PostgreSQL), a schema of its own
+ * in the test run's PostgreSQL for the record store.
+ */
 export async function startSystem(extra: Record<string, string> = {}): Promise<RunningSystem> {
   const prefix = uniquePrefix();
+  const schema: TestSchema | undefined = 'DATABASE_URL' in extra ? undefined : await testSchema();
   const env: Record<string, string> = {
+    ...(schema ? { DATABASE_URL: withSchema(schema) } : {}),
+    RECORDER_HEALTH_PORT: String(await freePort()),
+    DASHBOARD_USER: 'operator',
+    DASHBOARD_PASSWORD: 'e2e-dashboard-password',
     REDIS_URL: testRedisUrl(),
     QUEUE_PREFIX: prefix,
     INGRESS_PORT: String(await freePort()),
@@ -43,12 +61,20 @@ export async function startSystem(extra: Record<string, string> = {}): Promise<R
   };
   const run = ChildRun.tsx('scripts/start.ts', env);
   await Promise.all(
-    ['ingress listening', 'worker running', 'dashboard listening'].map((text) => run.printed(text)),
+    ['ingress listening', 'worker running', 'recorder running', 'dashboard listening'].map((text) =>
+      run.printed(text),
+    ),
   );
   const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 1 });
   const subscriber = redis.duplicate();
   const outcomes = new OutcomeStore(redis, { queuePrefix: prefix, recordTtlSeconds: 600 });
   const local = (port: string | undefined) => `http://127.0.0.1:${port}`;
+  const authorization = `Basic ${Buffer.from(`${env.DASHBOARD_USER}:${env.DASHBOARD_PASSWORD}`).toString('base64')}`;
+  const dashboard = (path: string, init: RequestInit = {}) =>
+    fetch(`${local(env.DASHBOARD_PORT)}${path}`, {
+      ...init,
+      headers: { authorization, ...(init.headers as Record<string, string> | undefined) },
+    });
   return {
     run,
     env,
@@ -57,6 +83,7 @@ export async function startSystem(extra: Record<string, string> = {}): Promise<R
       dashboard: local(env.DASHBOARD_PORT),
       api: local(env.SANDBOX_API_PORT),
       worker: local(env.WORKER_HEALTH_PORT),
+      recorder: local(env.RECORDER_HEALTH_PORT),
     },
     async send(...args) {
       const send = ChildRun.start(['npm', 'run', '-s', 'send', '--', ...args], env);
@@ -67,6 +94,21 @@ export async function startSystem(extra: Record<string, string> = {}): Promise<R
         .map((line) => JSON.parse(line) as unknown);
       return { code, lines, output: send.output };
     },
+    dashboard,
+    async poll<T>(path: string, condition: (body: T) => boolean): Promise<T> {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const response = await dashboard(path);
+        const body = (await response.json()) as T;
+        if (response.ok && condition(body)) return body;
+        if (Date.now() > deadline) {
+          throw new Error(
+            `${path}: not as awaited in 30 s: ${JSON.stringify(body).slice(0, 2000)}`,
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    },
     outcome: (webhookId, condition) =>
       outcomes.waitUntil(webhookId, subscriber, condition, { timeoutMs: 20_000 }),
     async stop() {
@@ -76,6 +118,12 @@ export async function startSystem(extra: Record<string, string> = {}): Promise<R
       const cleaner = newTestRedis();
       await deleteKeys(cleaner, prefix);
       cleaner.disconnect();
+      await schema?.drop();
     },
   };
 }
+
+/** The schema's connection string: its `search_path` set by the connection's options. */
+const withSchema = ({ databaseUrl, schema }: TestSchema): string =>
+  // Spelt out: URLSearchParams would write the space as `+`, which pg reads as a `+`.
+  `${databaseUrl}${databaseUrl.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
