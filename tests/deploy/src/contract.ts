@@ -1,6 +1,9 @@
 import { readRepoFile } from './repo.js';
 
-/** The variables of the contract's configuration table (section 3). */
+/**
+ * The variables of the contract's configuration table (section 3), and the recorder's health port
+ * (section 12).
+ */
 export const CONTRACT_VARIABLES = [
   'NODE_ENV',
   'REDIS_URL',
@@ -29,6 +32,9 @@ export const CONTRACT_VARIABLES = [
   'DASHBOARD_USER',
   'DASHBOARD_PASSWORD',
   'LOG_LEVEL',
+  'DATABASE_URL',
+  'RECORD_RETENTION_DAYS',
+  'RECORDER_HEALTH_PORT',
 ] as const;
 
 /** Every `VARIABLE` the "Variables" section of docs/configuration.md names in backticks. */

@@ -132,3 +132,11 @@ export function dockerignoreExcludes(dockerignore: string, path: string): string
   }
   return excludedBy;
 }
+
+/** The stage `name` and the stages it is built FROM, nearest first. */
+export function lineage(stages: Stage[], name: string): Stage[] {
+  const own = stages.find((candidate) => candidate.name === name);
+  if (!own) throw new Error(`the Dockerfile has no stage ${name}`);
+  const parent = stages.find((candidate) => candidate.name === own.from);
+  return parent ? [own, ...lineage(stages, parent.name)] : [own];
+}

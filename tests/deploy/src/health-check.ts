@@ -20,17 +20,21 @@ export function dockerfileHealthcheck(target: string): string[] {
 }
 
 /**
- * Runs a `node …` health-check command from the repository root (the images' /app) with `env`
- * added; resolves with its exit code.
+ * Runs a `node …` health-check command from the repository root (the images' /app), or from `cwd`,
+ * with `env` added; resolves with its exit code.
  */
-export function runHealthCheck(command: string[], env: Record<string, string>): Promise<number> {
+export function runHealthCheck(
+  command: string[],
+  env: Record<string, string>,
+  cwd: string = repoRoot,
+): Promise<number> {
   const [file, ...args] = command;
   if (file !== 'node') throw new TypeError(`health checks here run node, not ${file}`);
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       args,
-      { cwd: repoRoot, env: { ...process.env, ...env }, timeout: 10_000 },
+      { cwd, env: { ...process.env, ...env }, timeout: 10_000 },
       (error) => resolve(error ? Number(error.code ?? 1) : 0),
     );
   });

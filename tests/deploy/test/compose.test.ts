@@ -10,12 +10,15 @@ import { parseEnvFile } from '../src/env-file.js';
 import { dockerfileHealthcheck, HEALTHCHECK_SCRIPT } from '../src/health-check.js';
 import { asRecord, readRepoFile, repoFileExists } from '../src/repo.js';
 
-const APPS = ['ingress', 'worker', 'dashboard'] as const;
+const APPS = ['ingress', 'worker', 'recorder', 'dashboard'] as const;
 const PORT_VARIABLE = {
   ingress: 'INGRESS_PORT',
   worker: 'WORKER_HEALTH_PORT',
+  recorder: 'RECORDER_HEALTH_PORT',
   dashboard: 'DASHBOARD_PORT',
 } as const;
+/** The apps that use the record store (contract section 12). */
+const RECORD_STORE_APPS = ['recorder', 'dashboard'] as const;
 
 const { compose, raw, uses } = loadCompose();
 const services = compose.services;
@@ -47,8 +50,9 @@ describe('docker-compose.yml', () => {
     expect(validate(misspelt)).toBe(false);
   });
 
-  it('has the contract services: redis, keycloak, ingress, worker, dashboard', () => {
-    for (const name of ['redis', 'keycloak', ...APPS]) expect(services).toHaveProperty(name);
+  it('has the contract services: redis, postgres, keycloak, ingress, worker, recorder, dashboard', () => {
+    for (const name of ['redis', 'postgres', 'keycloak', ...APPS])
+      expect(services).toHaveProperty(name);
   });
 
   it('runs Redis 7 with the append-only file, fsync every second, on a named volume', () => {
@@ -60,6 +64,56 @@ describe('docker-compose.yml', () => {
     expect(volume, 'a volume on /data').toBeDefined();
     expect(Object.keys(compose.volumes ?? {})).toContain(volume!.split(':')[0]);
     expect(redis.healthcheck?.test).toEqual(['CMD', 'redis-cli', 'ping']);
+  });
+
+  it('runs PostgreSQL 17 (the record store) on a named volume, healthy once it accepts connections', () => {
+    const postgres = service('postgres');
+    expect(postgres.image).toBe('postgres:17-alpine');
+    const environment = postgres.environment ?? {};
+    for (const variable of ['POSTGRES_DB', 'POSTGRES_USER', 'POSTGRES_PASSWORD'])
+      expect(environment[variable], variable).toMatch(/^\S+$/);
+    // The image's data folder for PostgreSQL 17, on a volume declared at the top level.
+    const volume = postgres.volumes?.find((mount) => mount.endsWith(':/var/lib/postgresql/data'));
+    expect(volume, 'a volume on /var/lib/postgresql/data').toBeDefined();
+    expect(Object.keys(compose.volumes ?? {})).toContain(volume!.split(':')[0]);
+    // pg_isready over TCP, as its own user and database.
+    const check = postgres.healthcheck?.test ?? [];
+    expect(check.slice(0, 2)).toEqual(['CMD', 'pg_isready']);
+    const option = (flag: string) => check[check.indexOf(flag) + 1];
+    expect(option('-h')).toBe('127.0.0.1');
+    expect(option('-U')).toBe(environment.POSTGRES_USER);
+    expect(option('-d')).toBe(environment.POSTGRES_DB);
+    expect(postgres.ports).toBeUndefined();
+  });
+
+  it('points the recorder and the dashboard at the postgres service, with its credentials', () => {
+    const check = (env: Record<string, string>) => {
+      const { services: resolved } = loadCompose(env).compose;
+      const postgres = resolved.postgres!.environment!;
+      for (const app of RECORD_STORE_APPS) {
+        const url = new URL(resolved[app]!.environment!.DATABASE_URL!);
+        expect(url.protocol, app).toBe('postgres:');
+        expect(url.hostname, app).toBe('postgres');
+        expect(url.port || '5432', app).toBe('5432');
+        expect(decodeURIComponent(url.username), app).toBe(postgres.POSTGRES_USER);
+        expect(decodeURIComponent(url.password), app).toBe(postgres.POSTGRES_PASSWORD);
+        expect(url.pathname, app).toBe(`/${postgres.POSTGRES_DB}`);
+      }
+    };
+    check({});
+    // Changing the database's settings changes the apps' connection string with them.
+    check({ POSTGRES_DB: 'records', POSTGRES_USER: 'someone', POSTGRES_PASSWORD: 'long-secret' });
+    // DATABASE_URL itself names another PostgreSQL.
+    const elsewhere = 'postgres://pw:secret@db.example.internal:5432/pw';
+    for (const app of RECORD_STORE_APPS) {
+      const { services: resolved } = loadCompose({ DATABASE_URL: elsewhere }).compose;
+      expect(resolved[app]!.environment!.DATABASE_URL).toBe(elsewhere);
+    }
+    // The apps that do not use the record store are not given it.
+    for (const app of APPS.filter(
+      (name) => !(RECORD_STORE_APPS as readonly string[]).includes(name),
+    ))
+      expect(service(app).environment, app).not.toHaveProperty('DATABASE_URL');
   });
 
   it('runs a pinned Keycloak that imports the partner realm and reports its health', () => {
@@ -112,8 +166,9 @@ describe('docker-compose.yml', () => {
     expect(portMappings(service('dashboard'))).toEqual([[3001, 3001]]);
     expect(service('ingress').environment?.INGRESS_PORT).toBe('3000');
     expect(service('dashboard').environment?.DASHBOARD_PORT).toBe('3001');
-    // Worker replicas would clash on a published port.
+    // Worker replicas would clash on a published port; the recorder's only serves health checks.
     expect(service('worker').ports).toBeUndefined();
+    expect(service('recorder').ports).toBeUndefined();
   });
 
   it('gives every app a health check on its own port variable, and waits for healthy dependencies', () => {
@@ -130,6 +185,8 @@ describe('docker-compose.yml', () => {
     expect(Object.keys(service('worker').depends_on ?? {})).toEqual(
       expect.arrayContaining(['redis', 'keycloak', 'partner-api']),
     );
+    for (const app of RECORD_STORE_APPS)
+      expect(Object.keys(service(app).depends_on ?? {}), app).toContain('postgres');
     for (const [name, entry] of Object.entries(services)) {
       for (const [dependency, condition] of Object.entries(entry.depends_on ?? {})) {
         expect(condition, `${name} -> ${dependency}`).toEqual({ condition: 'service_healthy' });
@@ -151,6 +208,12 @@ describe('docker-compose.yml', () => {
     expect(worker.AUTH_URL).toBe('http://keycloak:8080');
     expect(worker.API_BASE_URL).toBe('http://partner-api:3011');
     expect(portMappings(service('partner-api'))).toEqual([[3011, 3011]]);
+  });
+
+  it('keeps finished jobs an hour in Redis (RECORD_TTL_SECONDS) and history 90 days in PostgreSQL', () => {
+    for (const app of ['ingress', 'worker', 'dashboard'])
+      expect(service(app).environment?.RECORD_TTL_SECONDS, app).toBe('3600');
+    expect(service('recorder').environment?.RECORD_RETENTION_DAYS).toBe('90');
   });
 
   it('lets the worker replicas be set from WORKER_REPLICAS', () => {

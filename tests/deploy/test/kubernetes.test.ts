@@ -33,6 +33,7 @@ interface PodSpec {
 const APPS = {
   ingress: { port: 'INGRESS_PORT', liveness: '/healthz', readiness: '/readyz' },
   worker: { port: 'WORKER_HEALTH_PORT', liveness: '/healthz', readiness: '/healthz' },
+  recorder: { port: 'RECORDER_HEALTH_PORT', liveness: '/healthz', readiness: '/healthz' },
   dashboard: { port: 'DASHBOARD_PORT', liveness: '/healthz', readiness: '/healthz' },
 } as const;
 
@@ -165,6 +166,46 @@ describe('deploy/k8s', () => {
     expect(hpa.spec.minReplicas).toBeLessThanOrEqual(hpa.spec.maxReplicas);
     // The HPA owns the replica count.
     expect(find('Deployment', 'partner-webhooks-worker')).not.toHaveProperty('spec.replicas');
+  });
+
+  it('gives the recorder and the dashboard DATABASE_URL from the Secret, never the ConfigMap', () => {
+    for (const app of ['recorder', 'dashboard']) {
+      const container = podSpec(find('Deployment', `partner-webhooks-${app}`)).containers[0]!;
+      expect(container.env, app).toContainEqual({
+        name: 'DATABASE_URL',
+        valueFrom: { secretKeyRef: { name: 'partner-webhooks', key: 'DATABASE_URL' } },
+      });
+    }
+    for (const app of ['ingress', 'worker']) {
+      const container = podSpec(find('Deployment', `partner-webhooks-${app}`)).containers[0]!;
+      expect(
+        container.env?.map((variable) => variable.name),
+        app,
+      ).not.toContain('DATABASE_URL');
+    }
+    expect(new URL(secret.stringData.DATABASE_URL!).protocol).toBe('postgres:');
+    expect(configMap.data).not.toHaveProperty('DATABASE_URL');
+    expect(configMap.data.RECORD_RETENTION_DAYS).toBe('90');
+    expect(configMap.data.RECORD_TTL_SECONDS).toBe('3600');
+  });
+
+  it('runs one recorder, without an autoscaler, and no PostgreSQL of its own', () => {
+    const recorder = find('Deployment', 'partner-webhooks-recorder') as Manifest & {
+      spec: { replicas?: number };
+    };
+    expect(recorder.spec.replicas).toBe(1);
+    const autoscaled = manifests
+      .filter((manifest) => manifest.kind === 'HorizontalPodAutoscaler')
+      .map((hpa) => (hpa as unknown as { spec: { scaleTargetRef: { name: string } } }).spec);
+    expect(autoscaled.map((spec) => spec.scaleTargetRef.name)).not.toContain(
+      'partner-webhooks-recorder',
+    );
+    // A managed PostgreSQL (or an operator's) is expected: no StatefulSet, no postgres image.
+    expect(manifests.map((manifest) => manifest.kind)).not.toContain('StatefulSet');
+    for (const manifest of manifests.filter((m) => m.kind === 'Deployment')) {
+      for (const container of podSpec(manifest).containers)
+        expect(container.image, manifest.metadata.name).not.toMatch(/(^|\/)postgres(ql)?:/);
+    }
   });
 
   it('names only the contract’s or docs/configuration.md’s variables in the ConfigMap and the Secret', () => {

@@ -1,30 +1,47 @@
 // The apps started with the settings docker-compose.yml and deploy/k8s give them (ports moved to
 // free ones, Redis the tests' own) answer the health checks and probes those files declare: the
 // paths, the port variables and the health-check commands are the real ones, and the k8s
-// ConfigMap and Secret (its placeholders replaced) pass the apps' production validation.
+// ConfigMap and Secret (its placeholders replaced) pass the apps' production validation. The
+// recorder and the dashboard get the tests' PostgreSQL (a schema of this file's own) in place of
+// the files' DATABASE_URL: the recorder answers its health check only once the store is migrated.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
-import { ChildRun, deleteKeys, freePort, testRedisUrl, uniquePrefix } from '@pw/test-utils';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ChildRun,
+  deleteKeys,
+  freePort,
+  testRedisUrl,
+  testSchema,
+  uniquePrefix,
+} from '@pw/test-utils';
+import type { TestSchema } from '@pw/test-utils';
 import { loadCompose } from '../src/compose.js';
 import { dockerfileHealthcheck, runHealthCheck } from '../src/health-check.js';
 import { loadManifests } from '../src/kubernetes.js';
 import type { Manifest } from '../src/kubernetes.js';
+import { schemaDatabaseUrl } from '../src/postgres.js';
 
 const APPS = {
   ingress: 'INGRESS_PORT',
   worker: 'WORKER_HEALTH_PORT',
+  recorder: 'RECORDER_HEALTH_PORT',
   dashboard: 'DASHBOARD_PORT',
 } as const;
 type App = keyof typeof APPS;
 
 const prefix = uniquePrefix();
 const runs: ChildRun[] = [];
+let schema: TestSchema;
+beforeAll(async () => {
+  schema = await testSchema();
+});
 afterAll(async () => {
   await Promise.all(runs.map((run) => run.stop('SIGKILL')));
   const redis = new Redis(testRedisUrl());
   await deleteKeys(redis, prefix);
   redis.disconnect();
+  await schema?.drop();
 });
 
 /** Starts the app with `env` and resolves once `path` answers 200 on `port`. */
@@ -46,7 +63,12 @@ const overrides = async (app: App) => {
   const port = await freePort();
   return {
     port,
-    env: { REDIS_URL: testRedisUrl(), QUEUE_PREFIX: prefix, [APPS[app]]: String(port) },
+    env: {
+      REDIS_URL: testRedisUrl(),
+      QUEUE_PREFIX: prefix,
+      DATABASE_URL: schemaDatabaseUrl(schema),
+      [APPS[app]]: String(port),
+    },
   };
 };
 
