@@ -118,6 +118,7 @@ function ratiosOf(f: Figures, cpuMs: FloodCpuMs): Ratios {
     ack_p99_vs_echo_p99: ratio(f.ingress_cluster.p99_ms, f.echo.p99_ms),
     ack_p99_single_vs_echo_p99: ratio(f.ingress_single.p99_ms, f.echo.p99_ms),
     actions_vs_raw_noop_worker: ratio(f.worker.actions_per_s, f.raw_bullmq.noop_worker_jobs_per_s),
+    actions_recording_vs_not: ratio(f.worker.actions_per_s_recording, f.worker.actions_per_s),
     aof_cost_pct: f.aof_everysec.ingress_cost_pct,
     flood_legit_p99_vs_unloaded: f.flood_unsigned.p99_ratio,
     // From the unrounded CPU times: the figures have one decimal only.

@@ -99,3 +99,18 @@ export async function startWorker(bench: BenchRun, sandbox: Sandbox): Promise<Ch
   await child.answers(`http://127.0.0.1:${port}/healthz`);
   return child;
 }
+
+/** The recorder, writing the record stream to `databaseUrl`; started before the worker it follows. */
+export async function startRecorder(bench: BenchRun, databaseUrl: string): Promise<ChildRun> {
+  const port = await freePort();
+  const child = startNode(bench, 'recorder', ['apps/recorder/dist/main.js'], {
+    NODE_ENV: 'development',
+    REDIS_URL: bench.options.redisUrl,
+    QUEUE_PREFIX: bench.prefix,
+    DATABASE_URL: databaseUrl,
+    RECORDER_HEALTH_PORT: String(port),
+    LOG_LEVEL: 'warn',
+  });
+  await child.answers(`http://127.0.0.1:${port}/healthz`);
+  return child;
+}

@@ -48,6 +48,10 @@ function figureRows(f: Figures): string[][] {
       `${n(f.worker.actions_per_s)} actions/s (${n(f.worker.actions_counted)} in ${f.worker.window_s} s)`,
     ],
     [
+      '  the same, recorder writing to PostgreSQL',
+      `${n(f.worker.actions_per_s_recording)} actions/s (${n(f.worker.recorded_changes)} attempts recorded)`,
+    ],
+    [
       '2,000/s offered, worker on',
       `${n(f.sustained_2000.accepted_per_s)} accepted/s, p50 ${f.sustained_2000.p50_ms} ms, p99 ${f.sustained_2000.p99_ms} ms`,
     ],

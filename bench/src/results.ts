@@ -34,6 +34,8 @@ export interface Figures {
   >;
   worker: Record<
     | 'actions_per_s'
+    | 'actions_per_s_recording'
+    | 'recorded_changes'
     | 'actions_counted'
     | 'window_s'
     | 'backlog_webhooks'
@@ -108,6 +110,7 @@ export type Ratios = Record<
   | 'ack_p99_vs_echo_p99'
   | 'ack_p99_single_vs_echo_p99'
   | 'actions_vs_raw_noop_worker'
+  | 'actions_recording_vs_not'
   | 'aof_cost_pct'
   | 'flood_legit_p99_vs_unloaded'
   | 'flood_many_keys_cpu_vs_legit'

@@ -21,6 +21,7 @@ function measured(change: (m: Measured) => void = () => undefined): Measured {
       ingress_single_vs_echo: 0.7,
       ack_p99_vs_echo_p99: 2,
       actions_vs_raw_noop_worker: 0.9,
+      actions_recording_vs_not: 0.9,
       aof_cost_pct: 9.9,
     },
   } as unknown as Measured;
@@ -40,6 +41,7 @@ describe('the targets table', () => {
       '>= 1,960',
       '<= 35',
       '>= 0.7',
+      '>= 0.9',
       '<= 1',
       '<= 5',
       '<= 150',

@@ -65,6 +65,12 @@ export const TARGETS: readonly TargetRule[] = [
     limit: 0.7,
   },
   {
+    name: 'worker with the recorder vs without',
+    read: (m) => m.ratios.actions_recording_vs_not,
+    compare: '>=',
+    limit: 0.9,
+  },
+  {
     name: 'enqueue to start p50 ms at 1,000/s',
     read: (m) => m.figures.paced_1000.enqueue_to_start_p50_ms,
     compare: '<=',

@@ -8,7 +8,8 @@ import { QUEUE_NAMES } from '@pw/shared';
 import type { ChildRun } from '@pw/test-utils';
 import type { BenchRun } from '../bench-run.js';
 import { RssSampler } from '../process-usage.js';
-import { startWorker, whileUp } from '../processes.js';
+import { startRecorder, startWorker, whileUp } from '../processes.js';
+import { benchDatabase } from '../record-store.js';
 import type { Sandbox } from '../processes.js';
 import type { Figures } from '../results.js';
 
@@ -36,12 +37,29 @@ export async function workerDrainPhase(bench: BenchRun, sandbox: Sandbox): Promi
     }),
     sandbox.child,
   );
-  const rss = sampler.stop();
   await drained.worker.stop();
+  // The same again on the rest of the backlog, with the recorder writing every change to
+  // PostgreSQL as it does in a deployment: the cost of recording.
+  bench.log('worker draining the rest, the recorder writing to PostgreSQL');
+  const database = await benchDatabase(bench);
+  const recorder = await startRecorder(bench, database.url);
+  sampler.add('recorder', recorder.pid);
+  const recording = await whileUp(
+    drainRate(bench, () => startWorker(bench, sandbox)),
+    sandbox.child,
+    recorder,
+  );
+  await recording.worker.stop();
+  const recordedChanges = await database.recordedChanges();
+  const rss = sampler.stop();
+  await recorder.stop();
+  await database.close();
   await bench.clearKeys();
   return {
     worker: {
       actions_per_s: drained.perSecond,
+      actions_per_s_recording: recording.perSecond,
+      recorded_changes: recordedChanges,
       actions_counted: drained.completed,
       window_s: drained.seconds,
       backlog_webhooks: backlog,
