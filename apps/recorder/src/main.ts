@@ -13,6 +13,18 @@ import { loadRecorderConfig } from './config.js';
 import { RecorderMetrics } from './metrics.js';
 import { Recorder } from './recorder.js';
 
+/** Socket errors that mean PostgreSQL is not reachable (yet): waited out at start. */
+const SOCKET_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
+
 const config = configOrExit('recorder', () => loadRecorderConfig(process.env));
 const log = createLogger({ name: 'recorder', level: config.LOG_LEVEL });
 const metrics = new RecorderMetrics();
@@ -24,6 +36,17 @@ const redis = createRedis(config.REDIS_URL, config.REDIS_CLUSTER, {
   connectionName: 'pw-recorder',
 });
 redis.on('error', (error) => log.warn({ err: error }, 'Redis connection error'));
+
+// A stop asked for while the store is still being waited for ends the wait, and the process.
+let stopRequested = false;
+let stopRunning: () => Promise<void> = async () => {
+  stopRequested = true;
+  redis.disconnect();
+};
+onShutdownSignals(log, (signal) => {
+  log.info({ signal }, 'stopping: finishing the batch in hand');
+  return stopRunning();
+});
 
 const store = await openStore();
 const recorder = new Recorder(
@@ -51,13 +74,12 @@ health.on('error', (error) => {
   process.exit(1);
 });
 
-onShutdownSignals(log, async (signal) => {
-  log.info({ signal }, 'stopping: finishing the batch in hand');
+stopRunning = async () => {
   await recorder.stop();
   health.close();
   await store.close();
   redis.disconnect();
-});
+};
 
 /**
  * The store, migrated; a PostgreSQL that does not answer yet is waited for (the backlog waits in
@@ -66,6 +88,7 @@ onShutdownSignals(log, async (signal) => {
  */
 async function openStore(): Promise<RecordStore> {
   for (let tries = 1; ; tries += 1) {
+    if (stopRequested) return new Promise<never>(() => undefined);
     try {
       return await RecordStore.open({ databaseUrl: config.DATABASE_URL });
     } catch (error) {
@@ -80,17 +103,6 @@ async function openStore(): Promise<RecordStore> {
     }
   }
 }
-
-const SOCKET_ERRORS = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EPIPE',
-]);
 
 /** A failure to reach PostgreSQL (refused, reset, timed out, starting up), not a refusal. */
 function isConnectionError(error: unknown): boolean {

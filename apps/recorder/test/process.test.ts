@@ -1,0 +1,43 @@
+// The recorder as a process: started before PostgreSQL answers, it waits for it (the backlog
+// waits in Redis) instead of failing, and a stop asked for while it waits ends it at once.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, expect, test } from 'vitest';
+import { startEmbeddedPostgres } from '@pw/shared';
+import { ChildRun, freePort, testRedisUrl, uniquePrefix } from '@pw/test-utils';
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function recorder(databaseUrl: string): Promise<ChildRun> {
+  const run = ChildRun.tsx('apps/recorder/src/main.ts', {
+    REDIS_URL: testRedisUrl(),
+    QUEUE_PREFIX: uniquePrefix(),
+    DATABASE_URL: databaseUrl,
+    RECORDER_HEALTH_PORT: String(await freePort()),
+  });
+  cleanups.push(() => run.stop('SIGKILL'));
+  return run;
+}
+
+test('waits for a PostgreSQL that is not up yet, then runs', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'pw-recorder-late-'));
+  cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+  const port = await freePort();
+  const run = await recorder(`postgres://postgres:postgres@127.0.0.1:${port}/postgres`);
+  await run.printed('the record store cannot be opened yet');
+  const server = await startEmbeddedPostgres({ dataDir, port, persistent: false });
+  cleanups.push(() => server.stop());
+  await run.printed('recorder running');
+  expect(await run.stop('SIGTERM')).toBe(0);
+});
+
+test('stops at once, exit code 0, when told to while it waits', async () => {
+  const run = await recorder(`postgres://postgres@127.0.0.1:${await freePort()}/postgres`);
+  await run.printed('the record store cannot be opened yet');
+  expect(await run.stop('SIGTERM')).toBe(0);
+  expect(run.output).toContain('"msg":"stopped"');
+});
