@@ -20,6 +20,8 @@ export interface RecorderSettings {
   retentionDays: number;
   /** Most changes per batch. @defaultValue 500 */
   batchSize?: number;
+  /** After a batch shorter than `batchSize`, a pause for changes to gather (ms). @defaultValue 100 */
+  gatherMs?: number;
   /** How long a read waits for new changes (ms). @defaultValue 1000 */
   blockMs?: number;
   /** A change another recorder took and has not written for this long is taken over (ms). @defaultValue 30000 */
@@ -81,6 +83,11 @@ export class Recorder {
         ownPending = entries.length > 0 && ownPending;
         if (entries.length > 0) await this.write(entries);
         this.healthy();
+        // A short batch: let changes gather a moment, so a steady trickle is written in fewer,
+        // larger transactions (a change waits at most this long more).
+        if (entries.length > 0 && entries.length < (this.settings.batchSize ?? 500)) {
+          await sleep(this.settings.gatherMs ?? 100);
+        }
       } catch (error) {
         ownPending = true;
         await this.failed(error);

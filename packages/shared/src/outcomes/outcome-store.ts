@@ -92,7 +92,8 @@ export const isFinished = (outcome: WebhookOutcome): boolean =>
  * lose its record); once every action completed, `RECORD_TTL_SECONDS` (the record store has it);
  * once finished with a failed action, as long as a dead letter, never less. Then appends the whole
  * record after the change to the record stream KEYS[2] (an `outcome` change, with the attempt it
- * ended, if any, in the local \`attempt\`) and announces it on channel ARGV[2].
+ * ended, if any, in the local \`attempt\`; \`-\`: a change not worth recording) and announces it on
+ * channel ARGV[2].
  */
 const SNAPSHOT_LUA = `
 local ttl = tonumber(ARGV[1])
@@ -107,7 +108,9 @@ for _, name in ipairs(cjson.decode(record['actions'] or '[]')) do
 end
 if finished and not failed then redis.call('EXPIRE', KEYS[1], ttl)
 elseif redis.call('TTL', KEYS[1]) < long then redis.call('EXPIRE', KEYS[1], long) end
-redis.call('XADD', KEYS[2], '*', 'k', 'outcome', 'd', cjson.encode(record), 'a', attempt)
+if attempt ~= '-' then
+  redis.call('XADD', KEYS[2], '*', 'k', 'outcome', 'd', cjson.encode(record), 'a', attempt)
+end
 redis.call('PUBLISH', ARGV[2], ARGV[3])
 `;
 
@@ -283,11 +286,13 @@ export class OutcomeStore {
 
   /** A call for `action` is starting: counts the attempt. */
   async started(webhookId: string, action: string): Promise<void> {
+    // Not sent to the record store: the attempt is, with its outcome, once it ends (the store's
+    // copy of a webhook in flight may say `waiting` for an action Redis already says is active).
     await this.change(
       webhookId,
       action,
       { state: 'active' },
-      { countAttempt: true, remove: ['held'] },
+      { countAttempt: true, remove: ['held'], unrecorded: true },
     );
   }
 
@@ -378,6 +383,7 @@ export class OutcomeStore {
       remove?: string[];
       record?: Record<string, string>;
       attempt?: Omit<AttemptRecord, 'attempt'>;
+      unrecorded?: boolean;
     } = {},
   ) {
     const pairs = [
@@ -392,7 +398,11 @@ export class OutcomeStore {
       webhookId,
       options.countAttempt ? `${action}:attempts` : '',
       (options.remove ?? []).map((field) => `${action}:${field}`).join(' '),
-      options.attempt ? JSON.stringify({ action, ...options.attempt }) : '',
+      options.unrecorded
+        ? '-'
+        : options.attempt
+          ? JSON.stringify({ action, ...options.attempt })
+          : '',
       ...pairs,
     );
   }
