@@ -43,13 +43,25 @@ function refuse(res: express.Response, error: z.ZodError) {
 const isCursorError = (error: unknown) =>
   error instanceof PwError && (error.code === INVALID_CURSOR || error.code === INVALID_TIME);
 
+/** A page read from the store; a cursor (or time) it refuses is the query's fault: 400. */
+async function answerPage(res: express.Response, read: () => Promise<unknown>): Promise<void> {
+  try {
+    res.json(await read());
+  } catch (error) {
+    if (!isCursorError(error)) throw error;
+    sendError(res, 400, DASHBOARD_ERROR_CODES.invalidQuery, 'The cursor is not one this API gave', [
+      { path: 'cursor', message: 'unknown cursor' },
+    ]);
+  }
+}
+
 /**
  * The record store's routes: search, the audit log, the ledger. Without a store configured
  * (`DATABASE_URL` unset outside production) they answer 503 `store_unavailable`.
  */
 export function recordsApi(records: RecordReader | undefined): express.Router {
   const api = express.Router();
-  api.use((_req, res, next) => {
+  const needStore: express.RequestHandler = (_req, res, next) => {
     if (records) return next();
     sendError(
       res,
@@ -57,41 +69,20 @@ export function recordsApi(records: RecordReader | undefined): express.Router {
       DASHBOARD_ERROR_CODES.storeUnavailable,
       'No record store: DATABASE_URL is unset',
     );
-  });
+  };
+  api.use(['/webhooks', '/audit', '/ledger'], needStore);
   const store = records as RecordReader;
 
   api.get('/webhooks', async (req, res) => {
     const parsed = searchSchema.safeParse(req.query);
     if (!parsed.success) return refuse(res, parsed.error);
-    try {
-      res.json(await store.search(parsed.data));
-    } catch (error) {
-      if (!isCursorError(error)) throw error;
-      sendError(
-        res,
-        400,
-        DASHBOARD_ERROR_CODES.invalidQuery,
-        'The cursor is not one this API gave',
-        [{ path: 'cursor', message: 'unknown cursor' }],
-      );
-    }
+    await answerPage(res, () => store.search(parsed.data));
   });
 
   api.get('/audit', async (req, res) => {
     const parsed = auditSchema.safeParse(req.query);
     if (!parsed.success) return refuse(res, parsed.error);
-    try {
-      res.json(await store.audit(parsed.data));
-    } catch (error) {
-      if (!isCursorError(error)) throw error;
-      sendError(
-        res,
-        400,
-        DASHBOARD_ERROR_CODES.invalidQuery,
-        'The cursor is not one this API gave',
-        [{ path: 'cursor', message: 'unknown cursor' }],
-      );
-    }
+    await answerPage(res, () => store.audit(parsed.data));
   });
 
   api.get('/ledger', async (req, res) => {

@@ -16,6 +16,7 @@ import {
 import type { ActionJobData, WebhookJobData } from '@pw/shared';
 import { deleteKeys, testRedisUrl, uniquePrefix } from '@pw/test-utils';
 import { createDashboard } from '../src/app.js';
+import type { RecordReader } from '../src/records-api.js';
 import { createDashboardMetrics } from '../src/metrics.js';
 import { Operator } from '../src/operator.js';
 
@@ -45,7 +46,9 @@ export interface DashboardHarness {
 const withOwnOrigin = (test: request.Test) => test.set('Host', HOST).set('Origin', OWN_ORIGIN);
 
 /** The real dashboard on a queue prefix of its own, backed by a real Redis. */
-export function startDashboard(options: { publicUrl?: string } = {}): DashboardHarness {
+export function startDashboard(
+  options: { publicUrl?: string; records?: RecordReader } = {},
+): DashboardHarness {
   const prefix = uniquePrefix();
   const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
   const webhooks = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, { connection: redis, prefix });
@@ -69,7 +72,8 @@ export function startDashboard(options: { publicUrl?: string } = {}): DashboardH
   const log = createLogger({ name: 'dashboard-test', level: 'info', destination });
   const app = createDashboard({
     queues: [webhooks, actions],
-    operator: new Operator(actions, outcomes),
+    operator: new Operator(actions, outcomes, options.records),
+    ...(options.records ? { records: options.records } : {}),
     circuits,
     actions,
     rules: new RulesStore(redis, { queuePrefix: prefix, seed: DEFAULT_RULES }),
