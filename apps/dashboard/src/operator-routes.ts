@@ -7,7 +7,7 @@ import type { CircuitApiDeps } from './circuit-routes.js';
 import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
 import { jsonBodiesOnly } from './json-bodies-only.js';
 import type { Operator } from './operator.js';
-import { recordsApi } from './records-api.js';
+import { isoTime, recordsApi, refuse } from './records-api.js';
 import type { RecordReader } from './records-api.js';
 import { webhookIdParam } from './webhook-id.js';
 
@@ -20,17 +20,15 @@ export interface OperatorApiDeps extends CircuitApiDeps {
   log: Logger;
 }
 
-const isoTime = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 time' });
-
 const filterSchema = z.object({
   action: z.string().optional(),
   event_type: z.string().optional(),
   from: isoTime.optional(),
   to: isoTime.optional(),
-  dry_run: z.enum(['true', 'false']).optional(),
+  dry_run: z.union([z.enum(['true', 'false']), z.boolean()]).optional(),
 });
 
-/** The dead-letter filter of a query (and, for the bulk replay, its body). */
+/** The dead-letter filter of a query (and, for the bulk replay, its body); throws a ZodError. */
 function deadLetterFilter(input: unknown) {
   const { from, to, dry_run: dryRun, ...rest } = filterSchema.parse(input);
   return {
@@ -39,7 +37,7 @@ function deadLetterFilter(input: unknown) {
       ...(from ? { from: new Date(from) } : {}),
       ...(to ? { to: new Date(to) } : {}),
     },
-    dryRun: dryRun === 'true',
+    dryRun: dryRun === 'true' || dryRun === true,
   };
 }
 
@@ -79,14 +77,15 @@ export function operatorApi(deps: OperatorApiDeps): express.Router {
   });
 
   api.get('/dead-letters', async (req, res) => {
-    res.json({ dead_letters: await operator.deadLetters(deadLetterFilter(req.query).filter) });
+    const parsed = filterSchema.safeParse(req.query);
+    if (!parsed.success) return refuse(res, parsed.error);
+    res.json({ dead_letters: await operator.deadLetters(deadLetterFilter(parsed.data).filter) });
   });
 
   api.post('/dead-letters/replay', async (req, res) => {
-    const { filter, dryRun } = deadLetterFilter({
-      ...req.query,
-      ...(req.body as object | undefined),
-    });
+    const parsed = filterSchema.safeParse({ ...req.query, ...(req.body as object | undefined) });
+    if (!parsed.success) return refuse(res, parsed.error);
+    const { filter, dryRun } = deadLetterFilter(parsed.data);
     if (dryRun) return res.json(await operator.dryRun(filter));
     const replayed = await operator.replayDeadLetters(filter);
     await audit.record(

@@ -39,9 +39,13 @@ export class Operator {
   async outcome(webhookId: string) {
     const [hot, stored] = await Promise.all([
       this.outcomes.get(webhookId),
-      this.records?.webhook(webhookId) ?? null,
+      // The store away: a webhook Redis still has is answered from there, without history.
+      this.stored(webhookId),
     ]);
-    if (!hot) return stored;
+    if (!hot) {
+      if (stored === undefined) throw new Error('the record store did not answer');
+      return stored;
+    }
     const history = new Map(stored?.actions.map((action) => [action.name, action.history]));
     return {
       ...stored,
@@ -51,6 +55,20 @@ export class Operator {
         history: history.get(action.name) ?? [],
       })),
     };
+  }
+
+  /** The store's record; null when it has none, undefined when it did not answer in 2 s. */
+  private async stored(webhookId: string) {
+    if (!this.records) return null;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), 2000);
+    });
+    try {
+      return await Promise.race([this.records.webhook(webhookId).catch(() => undefined), late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Replays the failed actions of one webhook; returns their names (none: nothing had failed). */

@@ -8,7 +8,10 @@ import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
 /** What the operator API reads from the record store (contract section 12). */
 export type RecordReader = Pick<RecordStore, 'search' | 'audit' | 'ledger' | 'webhook'>;
 
-const isoTime = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 time' });
+/** An ISO 8601 time with its offset, in the years PostgreSQL and JavaScript both hold. */
+export const isoTime = z.iso
+  .datetime({ offset: true, error: 'must be an ISO 8601 time' })
+  .refine((value) => /^(?!0000)\d{4}-/.test(value), 'must be a year from 0001 on');
 
 export const searchSchema = z.strictObject({
   entity_id: z.string().min(1).max(200).optional(),
@@ -29,7 +32,7 @@ const auditSchema = z.strictObject({
 const ledgerSchema = z.strictObject({ from: isoTime, to: isoTime });
 
 /** A query's problems, at their paths, as a 400 `invalid_query`. */
-function refuse(res: express.Response, error: z.ZodError) {
+export function refuse(res: express.Response, error: z.ZodError) {
   return sendError(
     res,
     400,
@@ -43,14 +46,15 @@ function refuse(res: express.Response, error: z.ZodError) {
 const isCursorError = (error: unknown) =>
   error instanceof PwError && (error.code === INVALID_CURSOR || error.code === INVALID_TIME);
 
-/** A page read from the store; a cursor (or time) it refuses is the query's fault: 400. */
+/** An answer read from the store; a cursor (or time) it refuses is the query's fault: 400. */
 async function answerPage(res: express.Response, read: () => Promise<unknown>): Promise<void> {
   try {
     res.json(await read());
   } catch (error) {
     if (!isCursorError(error)) throw error;
-    sendError(res, 400, DASHBOARD_ERROR_CODES.invalidQuery, 'The cursor is not one this API gave', [
-      { path: 'cursor', message: 'unknown cursor' },
+    const field = (error as PwError).code === INVALID_TIME ? 'to' : 'cursor';
+    sendError(res, 400, DASHBOARD_ERROR_CODES.invalidQuery, (error as PwError).message, [
+      { path: field, message: (error as PwError).message },
     ]);
   }
 }
@@ -88,7 +92,7 @@ export function recordsApi(records: RecordReader | undefined): express.Router {
   api.get('/ledger', async (req, res) => {
     const parsed = ledgerSchema.safeParse(req.query);
     if (!parsed.success) return refuse(res, parsed.error);
-    res.json(await store.ledger(parsed.data));
+    await answerPage(res, () => store.ledger(parsed.data));
   });
   return api;
 }

@@ -45,14 +45,57 @@ describe('search, audit log and ledger', () => {
       ['/api/webhooks?entity_id=Q-1&surprise=1', ''],
       ['/api/audit?cursor=%FF%FE', 'cursor'],
       ['/api/ledger?from=2026-11-23T10:00:00Z', 'to'],
+      ['/api/ledger?from=2026-11-23T10:00:00Z&to=2026-11-23T09:00:00Z', 'to'],
+      ['/api/webhooks?from=0000-01-01T00:00:00Z', 'from'],
+      ['/api/dead-letters?from=yesterday', 'from'],
     ] as const) {
       const response = await h.as('get', path);
       expect(response.status, path).toBe(400);
-      expect(response.body.error.code, path).toBe('invalid_query');
+      const { error } = response.body as { error: { code: string; details: { path: string }[] } };
+      expect(error.code, path).toBe('invalid_query');
       expect(
-        (response.body.error.details as { path: string }[]).some((d) => d.path === field),
+        error.details.some((detail) => detail.path === field),
         path,
       ).toBe(true);
+    }
+  });
+
+  it('a bulk replay with a filter it cannot read is refused, nothing replayed; a dry run in a JSON body works', async () => {
+    const bad = await h.as('post', '/api/dead-letters/replay').send({ from: 'yesterday' });
+    expect(bad.status).toBe(400);
+    const dry = await h.as('post', '/api/dead-letters/replay').send({ dry_run: true });
+    expect(dry.status).toBe(200);
+    expect(dry.body).toEqual({ would_replay: 0, dead_letters: [] });
+  });
+
+  it('a webhook Redis holds is answered, without history, while the store does not answer', async () => {
+    const broken = startDashboard({
+      records: {
+        webhook: () => Promise.reject(new Error('connection refused')),
+        search: () => Promise.reject(new Error('connection refused')),
+        audit: () => Promise.reject(new Error('connection refused')),
+        ledger: () => Promise.reject(new Error('connection refused')),
+      },
+    });
+    try {
+      const data = {
+        webhook_id: 'wh_storeaway0000000000000',
+        event_type: 'quote.status_changed' as const,
+        entity_id: 'Q-1',
+        received_at: new Date().toISOString(),
+        actions: ['notify_customer' as const],
+        event: {},
+      };
+      await broken.outcomes.open(data);
+      const response = await broken.as('get', `/api/webhooks/${data.webhook_id}`);
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({
+        webhook_id: data.webhook_id,
+        state: 'queued',
+        actions: [{ name: 'notify_customer', history: [] }],
+      });
+    } finally {
+      await broken.close();
     }
   });
 
@@ -60,7 +103,7 @@ describe('search, audit log and ledger', () => {
     for (const path of ['/api/webhooks', '/api/audit', '/api/ledger?from=a&to=b']) {
       const response = await bare.as('get', path);
       expect(response.status, path).toBe(503);
-      expect(response.body.error.code).toBe('store_unavailable');
+      expect((response.body as { error: { code: string } }).error.code).toBe('store_unavailable');
     }
     expect((await bare.as('get', '/api/rules')).status).toBe(200);
     expect((await bare.as('get', '/api/nothing-here')).status).toBe(404);

@@ -39,9 +39,10 @@ redis.on('error', (error) => log.warn({ err: error }, 'Redis connection error'))
 
 // A stop asked for while the store is still being waited for ends the wait, and the process.
 let stopRequested = false;
-let stopRunning: () => Promise<void> = async () => {
+let stopRunning: () => Promise<void> = () => {
   stopRequested = true;
   redis.disconnect();
+  return Promise.resolve();
 };
 onShutdownSignals(log, (signal) => {
   log.info({ signal }, 'stopping: finishing the batch in hand');

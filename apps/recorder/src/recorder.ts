@@ -60,12 +60,36 @@ export class Recorder {
   }
 
   async start(): Promise<void> {
+    await this.createGroup();
+    await this.markKeptCounts();
+    this.running = this.loop();
+  }
+
+  /** The consumer group, from the stream's start; there already, fine. */
+  private async createGroup(): Promise<void> {
     await this.redis
       .xgroup('CREATE', this.stream, RECORDER_GROUP, '0', 'MKSTREAM')
       .catch((error: unknown) => {
         if (!String(error).includes('BUSYGROUP')) throw error;
       });
-    this.running = this.loop();
+  }
+
+  /**
+   * Every minute of ingress counts still in Redis is copied again at start (running totals, so
+   * harmless): a recorder that died between taking minutes off the changed set and writing them
+   * loses none.
+   */
+  private async markKeptCounts(): Promise<void> {
+    const { queuePrefix } = this.settings;
+    const changedKey = keys.ingressCountsChanged(queuePrefix);
+    const prefix = keys.ingressCounts(queuePrefix, '');
+    let cursor = '0';
+    do {
+      const [next, found] = await this.redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      const minutes = found.map((key) => key.slice(prefix.length)).filter((m) => m !== 'changed');
+      if (minutes.length > 0) await this.redis.sadd(changedKey, ...minutes);
+    } while (cursor !== '0');
   }
 
   async stop(): Promise<void> {
@@ -90,6 +114,8 @@ export class Recorder {
         }
       } catch (error) {
         ownPending = true;
+        // The group gone (Redis restarted without its data, the stream deleted): made again.
+        if (String(error).includes('NOGROUP')) await this.createGroup().catch(() => undefined);
         await this.failed(error);
       }
     }
@@ -116,14 +142,19 @@ export class Recorder {
     try {
       await this.store.writeBatch(changes.flatMap(({ changes: parsed }) => parsed));
     } catch (error) {
-      // An outage: the batch waits. A store that answers refused something in it: find what.
-      await this.store.ping();
+      // An outage (anything but a refusal of the data itself): the batch waits, pending.
+      if (!isDataError(error)) throw error;
       this.log.warn(
         { err: error },
         'the record store refused a batch: writing its changes one by one',
       );
       for (const one of changes) {
-        await this.store.writeBatch(one.changes).catch(() => unreadable.push(one.entry));
+        try {
+          await this.store.writeBatch(one.changes);
+        } catch (alone) {
+          if (!isDataError(alone)) throw alone;
+          unreadable.push(one.entry);
+        }
       }
     }
     if (unreadable.length > 0) await this.reject(unreadable);
@@ -144,9 +175,20 @@ export class Recorder {
   private async reject(entries: StreamEntry[]): Promise<void> {
     const pipeline = this.redis.pipeline();
     for (const [id, fields] of entries) {
-      pipeline.xadd(`${this.stream}:rejected`, 'MAXLEN', '~', 10_000, '*', 'id', id, ...fields);
+      // An entry deleted from the stream by hand comes back pending with no fields.
+      pipeline.xadd(
+        `${this.stream}:rejected`,
+        'MAXLEN',
+        '~',
+        10_000,
+        '*',
+        'id',
+        id,
+        ...(fields ?? []),
+      );
     }
-    await pipeline.exec();
+    // Kept apart before it is deleted, or not deleted at all.
+    for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
     this.metrics?.rejected.inc(entries.length);
     this.log.error(
       { ids: entries.map(([id]) => id), stream: `${this.stream}:rejected` },
@@ -247,4 +289,14 @@ function parseAll(entries: StreamEntry[]) {
     }
   }
   return { changes, unreadable };
+}
+
+/**
+ * A refusal of the data itself (SQLSTATE classes 22, data exception, and 23, integrity), which
+ * writing again would not mend; anything else (disk full, a read-only standby, time-outs, lost
+ * connections) is an outage the batch waits out.
+ */
+function isDataError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code);
 }

@@ -126,6 +126,36 @@ test('an action answered 503, 503, then 200 has three attempts in its history', 
   expect(history[2]?.error).toBeNull();
 });
 
+test('a store that answers but cannot write (disk full) keeps the batch pending: nothing set apart, all written later', async () => {
+  const { store } = await schemaStore();
+  let refusals = 3;
+  const diskFull: Pick<RecordStore, 'writeBatch' | 'writeIngressCounts' | 'purge' | 'ping'> = {
+    writeBatch: (changes) => {
+      if (refusals-- > 0) {
+        return Promise.reject(Object.assign(new Error('could not extend file'), { code: '53100' }));
+      }
+      return store.writeBatch(changes);
+    },
+    writeIngressCounts: (rows) => store.writeIngressCounts(rows),
+    purge: (options) => store.purge(options),
+    ping: () => store.ping(),
+  };
+  const recorder = new Recorder(
+    redis.duplicate(),
+    diskFull,
+    { queuePrefix: prefix, consumer: 'test', retentionDays: 90, blockMs: 50 },
+    log,
+  );
+  await recorder.start();
+  cleanups.push(() => recorder.stop());
+  const accepted = job();
+  await outcomes.open(accepted);
+  await drained();
+  expect(refusals).toBeLessThan(0);
+  expect(await redis.xlen(`${recordStreamKey(prefix)}:rejected`)).toBe(0);
+  expect(await store.webhook(accepted.webhook_id)).toMatchObject({ state: 'queued' });
+});
+
 test('audit entries reach the store', async () => {
   const { store } = await schemaStore();
   await startRecorder(store);

@@ -58,5 +58,7 @@ function isIsoTime(value: string): boolean {
   if (!ISO_TIME.test(value) || Number.isNaN(new Date(value).getTime())) return false;
   // `Date` takes 2025-02-30 for 2025-03-02; PostgreSQL would not.
   const [year = 0, month = 0, day = 0] = value.slice(0, 10).split('-').map(Number);
+  // Year 0 does not exist for PostgreSQL.
+  if (year < 1) return false;
   return new Date(Date.UTC(year, month - 1, day)).getUTCDate() === day;
 }

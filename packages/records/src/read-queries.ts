@@ -76,7 +76,7 @@ export const historyQuery = (webhookId: string): Query => ({
 export function auditQuery(query: AuditQuery): PageQuery {
   const limit = pageLimit(query.limit, 100, 1000);
   const after = query.cursor ? decodeCursor(query.cursor) : undefined;
-  if (after && !/^\d{1,19}$/.test(after.key)) {
+  if (after && !/^\d{1,18}$/.test(after.key)) {
     throw new PwError(INVALID_CURSOR, 'the cursor is malformed');
   }
   return {
