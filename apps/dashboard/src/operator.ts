@@ -130,7 +130,14 @@ export class Operator {
   /** Back to waiting with its attempts renewed; the outcome record says `waiting` again. */
   private async replay(job: Job<ActionJobData>): Promise<boolean> {
     if (!(await job.isFailed())) return false;
-    await this.outcomes.requeued(job.data.webhook_id, job.data.action);
+    const webhookId = job.data.webhook_id;
+    // A dead letter can outlive its record in Redis (BullMQ removes old failed jobs only as
+    // others fail): the record comes back from the store first, for the replay to change.
+    if (!(await this.outcomes.get(webhookId))) {
+      const stored = await this.records?.webhook(webhookId);
+      if (stored) await this.outcomes.restore(stored);
+    }
+    await this.outcomes.requeued(webhookId, job.data.action);
     await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
     return true;
   }

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RecordStore } from '@pw/records';
 import { testSchema } from '@pw/test-utils';
 import type { TestSchema } from '@pw/test-utils';
-import { startDashboard } from './harness.js';
+import { failedAction, standInWorker, startDashboard } from './harness.js';
 import type { DashboardHarness } from './harness.js';
 
 let schema: TestSchema;
@@ -96,6 +96,67 @@ describe('search, audit log and ledger', () => {
       });
     } finally {
       await broken.close();
+    }
+  });
+
+  it('a dead letter whose record Redis no longer holds is replayed with its record put back from the store', async () => {
+    const webhookId = 'wh_restore000000000000000';
+    const receivedAt = new Date().toISOString();
+    const failed = {
+      name: 'notify_customer',
+      state: 'failed' as const,
+      attempts: 8,
+      last_error: 'http_400: POST /x answered 400',
+      completed_at: null,
+      skipped: null,
+      held: null,
+    };
+    await store.writeBatch([
+      {
+        kind: 'webhook',
+        seq: 1n,
+        at: receivedAt,
+        webhook: {
+          webhook_id: webhookId,
+          event_type: 'quote.status_changed',
+          entity_id: 'Q-restore',
+          customer_id: 'C-restore',
+          received_at: receivedAt,
+          actions: ['notify_customer'],
+          event: { quote_id: 'Q-restore' },
+        },
+      },
+      {
+        kind: 'outcome',
+        seq: 2n,
+        at: receivedAt,
+        attempt: null,
+        outcome: {
+          webhook_id: webhookId,
+          event_type: 'quote.status_changed',
+          entity_id: 'Q-restore',
+          received_at: receivedAt,
+          state: 'failed',
+          stale: false,
+          actions: [failed],
+        },
+      },
+    ]);
+    const worker = standInWorker(h, new Set());
+    try {
+      await failedAction(h, webhookId);
+      expect(await h.outcomes.get(webhookId)).toBeNull();
+      const replay = await h.as('post', `/api/webhooks/${webhookId}/replay`);
+      expect(replay.status).toBe(202);
+      expect(replay.body).toEqual({ webhook_id: webhookId, replayed: ['notify_customer'] });
+      expect(await h.outcomes.get(webhookId)).toMatchObject({
+        webhook_id: webhookId,
+        entity_id: 'Q-restore',
+        received_at: receivedAt,
+        actions: [{ name: 'notify_customer', attempts: 8 }],
+      });
+    } finally {
+      await worker.close();
     }
   });
 

@@ -156,6 +156,13 @@ test('a store that answers but cannot write (disk full) keeps the batch pending:
   expect(await store.webhook(accepted.webhook_id)).toMatchObject({ state: 'queued' });
 });
 
+test('a change to a record Redis no longer holds is refused: no half record, nothing sent to the store', async () => {
+  await outcomes.started('wh_gone00000000000000000', 'notify_customer');
+  await outcomes.settled('wh_gone00000000000000000', 'notify_customer', 'failed', 'http_400: no');
+  expect(await redis.exists(`${prefix}:outcome:wh_gone00000000000000000`)).toBe(0);
+  expect(await redis.xlen(recordStreamKey(prefix))).toBe(0);
+});
+
 test('audit entries reach the store', async () => {
   const { store } = await schemaStore();
   await startRecorder(store);

@@ -125,6 +125,9 @@ async function hold(
       ),
     ]).catch((failure: unknown) => run.log.warn({ err: failure }, 'hold not recorded'));
     deps.metrics.actionsHeld.inc({ action });
+  } else {
+    // Held on and on (an outage of days): its record must outlast the hold.
+    await deps.outcomes.keep(webhookId).catch(() => undefined);
   }
   await job.moveToDelayed(Date.now() + admission.delayMs, token);
   // Closed meanwhile (its held jobs woken before this one was delayed): back at once.

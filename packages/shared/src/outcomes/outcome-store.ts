@@ -1,5 +1,5 @@
 import { PwError } from '../errors.js';
-import { DEAD_LETTER_MIN_SECONDS, keys } from '../queue/queues.js';
+import { DEAD_LETTER_MIN_SECONDS, deadLetterSeconds, keys } from '../queue/queues.js';
 import type { WebhookJobData } from '../queue/queues.js';
 import { recordStreamKey } from '../records/record-changes.js';
 import { ackBucket, ackBucketSeconds, encodeAck } from './kept-acks.js';
@@ -124,11 +124,15 @@ const OUTCOME_CHANGE: LuaCommand = {
   name: 'pwOutcomeChange',
   numberOfKeys: 2,
   lua: `
+-- A record that is gone (kept past its time) is not rebuilt from one action's fields: the
+-- change is refused (0) rather than leave a record without its webhook.
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local attempt = ARGV[6]
 redis.call('HSET', KEYS[1], unpack(ARGV, 7))
 if ARGV[4] ~= '' then redis.call('HINCRBY', KEYS[1], ARGV[4], 1) end
 for field in string.gmatch(ARGV[5], '%S+') do redis.call('HDEL', KEYS[1], field) end
-${SNAPSHOT_LUA}`,
+${SNAPSHOT_LUA}
+return 1`,
 };
 
 /**
@@ -343,6 +347,39 @@ export class OutcomeStore {
       reason === 'stale' ? { stale: '1' } : {},
       attemptOf('skipped', noCall()),
     );
+  }
+
+  /**
+   * Puts back a record Redis no longer holds (kept past its time) from the record store's copy,
+   * so that a replay has a record to change; nothing is sent to the store, which has it.
+   */
+  async restore(outcome: WebhookOutcome): Promise<void> {
+    const fields: Record<string, string> = {
+      webhook_id: outcome.webhook_id,
+      event_type: outcome.event_type,
+      entity_id: outcome.entity_id,
+      received_at: outcome.received_at,
+      actions: JSON.stringify(outcome.actions.map((action) => action.name)),
+    };
+    if (outcome.stale) fields.stale = '1';
+    for (const action of outcome.actions) {
+      fields[`${action.name}:state`] = action.state;
+      fields[`${action.name}:attempts`] = String(action.attempts);
+      if (action.last_error !== null) fields[`${action.name}:last_error`] = action.last_error;
+      if (action.completed_at !== null) fields[`${action.name}:completed_at`] = action.completed_at;
+      if (action.skipped !== null) fields[`${action.name}:skipped`] = action.skipped;
+    }
+    const key = this.key(outcome.webhook_id);
+    await this.redis
+      .multi()
+      .hset(key, fields)
+      .expire(key, deadLetterSeconds(this.settings.recordTtlSeconds))
+      .exec();
+  }
+
+  /** Keeps a record in flight (an action held by an open circuit) as long as a dead letter. */
+  async keep(webhookId: string): Promise<void> {
+    await this.redis.expire(this.key(webhookId), deadLetterSeconds(this.settings.recordTtlSeconds));
   }
 
   /** An operator replays a failed action: back to waiting. */
