@@ -5,9 +5,8 @@ import type { AttemptRecord, AuditRecord, AcceptedWebhookRecord, RecordChange } 
 export type StreamEntry = [id: string, fields: string[]];
 
 /**
- * The changes one stream entry stands for. A `webhook` entry also opens its outcome (`queued`,
- * every action waiting) at the same seq, so the webhook is searchable from the moment it was
- * accepted; an outcome entry's attempt takes its number from the record after the change.
+ * The changes one stream entry stands for (the store opens a `webhook` change `queued`, every
+ * action waiting); an outcome entry's attempt takes its number from the record after the change.
  * Throws on an entry it cannot read.
  */
 export function parseChange([id, flat]: StreamEntry): RecordChange[] {
@@ -17,25 +16,8 @@ export function parseChange([id, flat]: StreamEntry): RecordChange[] {
   const at = streamIdTime(id);
   const data = JSON.parse(fields.get('d') ?? 'null') as unknown;
   switch (fields.get('k')) {
-    case 'webhook': {
-      const webhook = data as AcceptedWebhookRecord;
-      return [
-        { kind: 'webhook', seq, at, webhook },
-        {
-          kind: 'outcome',
-          seq,
-          at,
-          attempt: null,
-          outcome: fromRecord({
-            webhook_id: webhook.webhook_id,
-            event_type: webhook.event_type,
-            entity_id: webhook.entity_id,
-            received_at: webhook.received_at,
-            actions: JSON.stringify(webhook.actions),
-          }),
-        },
-      ];
-    }
+    case 'webhook':
+      return [{ kind: 'webhook', seq, at, webhook: data as AcceptedWebhookRecord }];
     case 'outcome': {
       const outcome = fromRecord(data as Record<string, string>);
       if (!outcome.webhook_id) throw new Error(`entry ${id}: an outcome without its webhook`);

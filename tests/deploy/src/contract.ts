@@ -50,3 +50,12 @@ export function documentedVariables(): Set<string> {
 /** The names an app may be given: the contract's and the ones the docs document. */
 export const knownAppVariables = (): Set<string> =>
   new Set([...CONTRACT_VARIABLES, ...documentedVariables()]);
+
+/** Every app target (built FROM the shared runtime stage) and the variable of its port. */
+export const APP_PORTS = {
+  ingress: 'INGRESS_PORT',
+  worker: 'WORKER_HEALTH_PORT',
+  recorder: 'RECORDER_HEALTH_PORT',
+  dashboard: 'DASHBOARD_PORT',
+} as const;
+export type App = keyof typeof APP_PORTS;

@@ -21,20 +21,15 @@ import {
 } from '@pw/test-utils';
 import type { TestSchema } from '@pw/test-utils';
 import { loadCompose } from '../src/compose.js';
+import { APP_PORTS } from '../src/contract.js';
+import type { App } from '../src/contract.js';
 import { parseStages } from '../src/dockerfile.js';
 import { dockerfileHealthcheck, runHealthCheck } from '../src/health-check.js';
 import { buildOutputs, imageEnvironment, layOutImage } from '../src/image-layout.js';
 import { schemaDatabaseUrl } from '../src/postgres.js';
 import { readRepoFile, repoFileExists, repoPath } from '../src/repo.js';
 
-/** Every app target (built FROM the shared runtime stage) and the variable of its port. */
-const APPS = {
-  ingress: 'INGRESS_PORT',
-  worker: 'WORKER_HEALTH_PORT',
-  recorder: 'RECORDER_HEALTH_PORT',
-  dashboard: 'DASHBOARD_PORT',
-} as const;
-type App = keyof typeof APPS;
+const APPS = APP_PORTS;
 const MIGRATIONS = 'packages/records/migrations';
 
 const stages = parseStages(readRepoFile('Dockerfile'));

@@ -17,18 +17,14 @@ import {
 } from '@pw/test-utils';
 import type { TestSchema } from '@pw/test-utils';
 import { loadCompose } from '../src/compose.js';
+import { APP_PORTS } from '../src/contract.js';
+import type { App } from '../src/contract.js';
 import { dockerfileHealthcheck, runHealthCheck } from '../src/health-check.js';
 import { loadManifests } from '../src/kubernetes.js';
 import type { Manifest } from '../src/kubernetes.js';
 import { schemaDatabaseUrl } from '../src/postgres.js';
 
-const APPS = {
-  ingress: 'INGRESS_PORT',
-  worker: 'WORKER_HEALTH_PORT',
-  recorder: 'RECORDER_HEALTH_PORT',
-  dashboard: 'DASHBOARD_PORT',
-} as const;
-type App = keyof typeof APPS;
+const APPS = APP_PORTS;
 
 const prefix = uniquePrefix();
 const runs: ChildRun[] = [];
