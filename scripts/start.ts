@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import type { Sandbox } from '@pw/sandbox';
 import { isProduction, startEmbeddedPostgres } from '@pw/shared';
 import type { EmbeddedPostgresServer } from '@pw/shared';
+import { buildConsole, CONSOLE_DIST } from '../apps/dashboard/build-console.js';
 import { readableLine } from './readable-log.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -75,9 +76,18 @@ if (!env.DATABASE_URL && !isProduction(env)) {
 const children = new Map<string, ChildProcess>();
 let stopping = false;
 
+/**
+ * With an OTLP endpoint set, each app is started with the tracing bootstrap, which must load before
+ * the app's own imports (docs/operations.md#tracing); without one, nothing of it.
+ */
+const tracing =
+  env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+    ? ['--import', join(root, 'packages/shared/tracing/register.mjs')]
+    : [];
+
 function run(name: string, entry: string): ChildProcess {
   // `node --import tsx`: one process per app, so signals reach the app itself.
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...tracing, entry], {
     cwd: root,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -108,12 +118,14 @@ async function stop(exitCode: number): Promise<void> {
   process.exit(exitCode);
 }
 
+// The operator console's bundle, which the dashboard serves at `/` (under a second).
+await buildConsole(join(root, CONSOLE_DIST));
 run('ingress', 'apps/ingress/src/main.ts');
 run('worker', 'apps/worker/src/main.ts');
 run('recorder', 'apps/recorder/src/main.ts');
 run('dashboard', 'apps/dashboard/src/main.ts');
 const dashboard = `http://127.0.0.1:${env.DASHBOARD_PORT || 3001}`;
-say(`dashboard: ${dashboard}/admin/queues  API docs: ${dashboard}/docs/`);
+say(`console: ${dashboard}/  queue board: ${dashboard}/admin/queues  API docs: ${dashboard}/docs/`);
 say(`try: npm run send -- quote --status approved --wait`);
 process.on('SIGINT', () => void stop(0));
 process.on('SIGTERM', () => void stop(0));

@@ -3,9 +3,17 @@ import helmet from 'helmet';
 import type { NextFunction, Request, Response } from 'express';
 import type { Queue } from 'bullmq';
 import type { Registry } from 'prom-client';
-import type { ActionJobData, AuditLog, CircuitStore, Logger, RulesStore } from '@pw/shared';
+import type {
+  ActionJobData,
+  ActionsConfig,
+  AuditLog,
+  CircuitStore,
+  Logger,
+  RulesStore,
+} from '@pw/shared';
 import { apiDocs } from './api-docs.js';
 import { basicAuth } from './basic-auth.js';
+import { consoleAssets } from './console-assets.js';
 import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
 import { noStore } from './no-store.js';
 import type { Operator } from './operator.js';
@@ -13,6 +21,7 @@ import { sameOrigin } from './same-origin.js';
 import { operatorApi } from './operator-routes.js';
 import { queueBoard } from './queue-board.js';
 import type { RecordReader } from './records-api.js';
+import type { Trends } from './trends.js';
 
 export interface DashboardDeps {
   queues: readonly Queue[];
@@ -26,9 +35,15 @@ export interface DashboardDeps {
   log: Logger;
   /** Every operator change: a log line and an entry in the record store's audit log. */
   audit: Pick<AuditLog, 'record'>;
+  /** The console's per-minute trends (`trends.ts`). */
+  trends: () => Promise<Trends>;
+  /** `ACTIONS_CONFIG`, whose disabled actions a rules preview leaves out. */
+  actionsConfig?: ActionsConfig;
   /** The record store (search, audit log, ledger), when `DATABASE_URL` is set. */
   records?: RecordReader;
   credentials: { user: string; password: string };
+  /** The operator console's bundle (`build-console.ts`), served at `/`. */
+  consoleDir?: string;
   /** The dashboard's address as browsers see it, when a proxy stands in front (its origin counts). */
   publicUrl?: string;
 }
@@ -61,6 +76,7 @@ export function createDashboard(deps: DashboardDeps): express.Express {
   app.use('/docs', apiDocs());
 
   app.use('/api', operatorApi(deps));
+  if (deps.consoleDir) app.use(consoleAssets(deps.consoleDir));
   app.use((_req, res) => sendError(res, 404, notFound, 'No such page'));
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     const status = (err as { status?: number }).status;

@@ -8,9 +8,11 @@ export const DASHBOARD_ERROR_CODES = {
   notFound: 'not_found',
   badRequest: 'bad_request',
   invalidRules: 'invalid_rules',
+  invalidEvent: 'invalid_event',
   invalidCircuitState: 'invalid_circuit_state',
   invalidQuery: 'invalid_query',
   storeUnavailable: 'store_unavailable',
+  consoleNotBuilt: 'console_not_built',
   internalError: 'internal_error',
 } as const;
 export type DashboardErrorCode = (typeof DASHBOARD_ERROR_CODES)[keyof typeof DASHBOARD_ERROR_CODES];

@@ -1,4 +1,5 @@
 // Composition root of the dashboard: the only place that reads the environment and builds clients.
+import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { RecordStore } from '@pw/records';
 import {
@@ -20,6 +21,7 @@ import { createDashboard } from './app.js';
 import { loadDashboardConfig } from './config.js';
 import { createDashboardMetrics } from './metrics.js';
 import { Operator } from './operator.js';
+import { readTrends } from './trends.js';
 
 const config = configOrExit('dashboard', () => loadDashboardConfig(process.env));
 const log = createLogger({ name: 'dashboard', level: config.LOG_LEVEL });
@@ -64,15 +66,28 @@ const app = createDashboard({
     seed: config.actions.rules ?? DEFAULT_RULES,
   }),
   metrics: createDashboardMetrics([webhooks, actions]),
+  trends: () => readTrends(redis, prefix, [webhooks, actions]),
+  actionsConfig: config.actions,
   log,
   credentials: { user: config.user, password: config.password },
   publicUrl: config.DASHBOARD_PUBLIC_URL,
+  consoleDir: consoleDirectory(),
 });
+
+/**
+ * The console's bundle: beside this file once built (apps/dashboard/dist/main.js, as in the
+ * image), in apps/dashboard/dist when run from source (npm start builds it there).
+ */
+function consoleDirectory(): string {
+  const built = import.meta.url.endsWith('/dist/main.js');
+  return fileURLToPath(new URL(built ? './console' : '../dist/console', import.meta.url));
+}
 
 const server = createHttpServer(app).listen(config.DASHBOARD_PORT, () => {
   const address = `http://127.0.0.1:${config.DASHBOARD_PORT}`;
   log.info(
     {
+      console: `${address}/`,
       board: `${address}/admin/queues`,
       api: `${address}/api`,
       docs: `${address}/docs/`,

@@ -1,7 +1,13 @@
 import express from 'express';
 import { z } from 'zod';
-import { routingRulesSchema } from '@pw/shared';
-import type { AuditLog, Logger, RulesStore } from '@pw/shared';
+import {
+  DEFAULT_ACTIONS_CONFIG,
+  effectiveRules,
+  EVENT_TYPES,
+  routingRulesSchema,
+  selectActions,
+} from '@pw/shared';
+import type { ActionsConfig, AuditLog, Logger, RoutingRule, RulesStore } from '@pw/shared';
 import { circuitApi } from './circuit-routes.js';
 import type { CircuitApiDeps } from './circuit-routes.js';
 import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
@@ -9,10 +15,14 @@ import { jsonBodiesOnly } from './json-bodies-only.js';
 import type { Operator } from './operator.js';
 import { isoTime, recordsApi, refuse } from './records-api.js';
 import type { RecordReader } from './records-api.js';
+import type { Trends } from './trends.js';
 import { webhookIdParam } from './webhook-id.js';
 
 export interface OperatorApiDeps extends CircuitApiDeps {
   operator: Operator;
+  trends: () => Promise<Trends>;
+  /** `ACTIONS_CONFIG`: an action it disables is left out of a preview, as the ingress leaves it out. */
+  actionsConfig?: ActionsConfig;
   rules: Pick<RulesStore, 'read' | 'replace'>;
   /** The record store, when `DATABASE_URL` is set. */
   records?: RecordReader;
@@ -42,6 +52,26 @@ function deadLetterFilter(input: unknown) {
 }
 
 const { notFound } = DASHBOARD_ERROR_CODES;
+
+/** An event to preview the rules on: any object, as long as its event type is one of ours. */
+const previewEventSchema = z.looseObject({ event_type: z.enum(EVENT_TYPES) });
+
+/**
+ * Routing rules, or undefined after answering 400 `invalid_rules` with each problem at its path
+ * in the rules (`0.action`): a rules change is refused whole, and a preview of bad rules too.
+ */
+function parseRules(res: express.Response, candidate: unknown): RoutingRule[] | undefined {
+  const parsed = routingRulesSchema.safeParse(candidate);
+  if (parsed.success) return parsed.data;
+  sendError(
+    res,
+    400,
+    DASHBOARD_ERROR_CODES.invalidRules,
+    'The rules were refused whole; nothing changed',
+    parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message })),
+  );
+  return undefined;
+}
 
 /**
  * The operator API (mounted at `/api`): outcomes, replays, dead letters, routing rules, circuits
@@ -107,31 +137,45 @@ export function operatorApi(deps: OperatorApiDeps): express.Router {
   api.put('/rules', async (req, res) => {
     const body = req.body as unknown;
     const candidate = Array.isArray(body) ? body : (body as { rules?: unknown } | undefined)?.rules;
-    const parsed = routingRulesSchema.safeParse(candidate);
-    if (!parsed.success) {
-      const details = parsed.error.issues.map((issue) => ({
-        path: issue.path.join('.'),
-        message: issue.message,
-      }));
-      return sendError(
-        res,
-        400,
-        DASHBOARD_ERROR_CODES.invalidRules,
-        'The rules were refused whole; nothing changed',
-        details,
-      );
-    }
-    const stored = await deps.rules.replace(parsed.data, String(res.locals.user));
+    const rules = parseRules(res, candidate);
+    if (!rules) return;
+    const stored = await deps.rules.replace(rules, String(res.locals.user));
     await audit.record(
       {
         user: String(res.locals.user),
         action: 'rules_replaced',
         target: 'rules',
-        details: { rules: parsed.data },
+        details: { rules },
       },
       'routing rules replaced',
     );
     res.json(stored);
+  });
+
+  api.post('/rules/preview', async (req, res) => {
+    const body = (req.body ?? {}) as { rules?: unknown; event?: unknown };
+    const rules =
+      body.rules === undefined ? (await deps.rules.read()).rules : parseRules(res, body.rules);
+    if (!rules) return;
+    const event = previewEventSchema.safeParse(body.event);
+    if (!event.success) {
+      return sendError(
+        res,
+        400,
+        DASHBOARD_ERROR_CODES.invalidEvent,
+        'The event must be an object with a known event_type',
+        event.error.issues.map((issue) => ({
+          path: issue.path.join('.'),
+          message: issue.message,
+        })),
+      );
+    }
+    const inForce = effectiveRules({ ...(deps.actionsConfig ?? DEFAULT_ACTIONS_CONFIG), rules });
+    res.json({ actions: selectActions(event.data.event_type, event.data, inForce) });
+  });
+
+  api.get('/trends', async (_req, res) => {
+    res.json(await deps.trends());
   });
 
   api.use('/circuits', circuitApi(deps));

@@ -14,6 +14,7 @@ export const isoTime = z.iso
   .refine((value) => /^(?!0000)\d{4}-/.test(value), 'must be a year from 0001 on');
 
 export const searchSchema = z.strictObject({
+  q: z.string().trim().min(1).max(200).optional(),
   entity_id: z.string().min(1).max(200).optional(),
   customer_id: z.string().min(1).max(200).optional(),
   event_type: z.string().min(1).max(100).optional(),

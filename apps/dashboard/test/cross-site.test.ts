@@ -26,10 +26,12 @@ const rulesCount = async (d: DashboardHarness) =>
   ((await d.as('get', '/api/rules')).body as { rules: unknown[] }).rules.length;
 
 describe('cross-site requests', () => {
-  it('refuses a change from a foreign Origin with 403 forbidden_origin, on the API and the board', async () => {
+  it('refuses a change from a foreign Origin with 403 forbidden_origin, on the API (every route the console posts to) and the board', async () => {
     for (const [method, path] of [
       ['put', '/api/rules'],
+      ['post', '/api/rules/preview'],
       ['post', '/api/dead-letters/replay'],
+      ['post', '/api/dead-letters/replay?dry_run=true'],
       ['post', '/api/webhooks/wh_AAAAAAAAAAAAAAAAAAAAAA/replay'],
       ['put', `/api/circuits/${encodeURIComponent(TARGET)}`],
       ['put', '/admin/queues/api/queues/actions/pause'],

@@ -18,6 +18,8 @@ import { deleteKeys, testRedisUrl, uniquePrefix } from '@pw/test-utils';
 import { createDashboard } from '../src/app.js';
 import { createDashboardMetrics } from '../src/metrics.js';
 import { Operator } from '../src/operator.js';
+import { readTrends } from '../src/trends.js';
+import type { Trends } from '../src/trends.js';
 
 const prefix = uniquePrefix();
 const auth = { user: 'operator', password: 'correct horse' };
@@ -102,6 +104,7 @@ beforeAll(() => {
     actions,
     rules: new RulesStore(redis, { queuePrefix: prefix, seed: DEFAULT_RULES }),
     metrics: createDashboardMetrics([webhooks, actions]),
+    trends: () => readTrends(redis, prefix, [webhooks, actions]),
     log: createLogger({ name: 'dashboard-test', level: 'silent' }),
     audit: new AuditLog(redis, prefix, createLogger({ name: 'dashboard-test', level: 'silent' })),
     credentials: auth,
@@ -289,6 +292,54 @@ describe('webhook status, dead letters and replay', () => {
     expect(text).toContain('queue_jobs{queue="actions",state="failed"} 1');
     expect(text).toMatch(/queue_jobs\{queue="actions",state="completed"\} [1-9]/);
   });
+
+  it("/api/trends counts the hour's actions completed, failed and held, and the oldest waiting job's age", async () => {
+    const totals = async () => {
+      const trends = (await get('/api/trends')).body as Trends;
+      expect(trends.minutes).toHaveLength(60);
+      const sum = (name: 'completed' | 'failed' | 'held') =>
+        trends.minutes.reduce((total, minute) => total + minute[name], 0);
+      return { ...trends, completed: sum('completed'), failed: sum('failed'), held: sum('held') };
+    };
+    const before = await totals();
+    expect(before.oldest_waiting_seconds).toEqual({ webhooks: null, actions: null });
+    expect(Date.parse(before.minutes.at(-1)?.at ?? '')).toBeLessThanOrEqual(Date.now());
+    expect(Date.parse(before.minutes.at(-1)?.at ?? '')).toBeGreaterThan(Date.now() - 60_000);
+
+    healthy.clear();
+    healthy.add('generate_documents');
+    await webhook('wh_trendA0000000000000000', 'contract.status_changed', [
+      'generate_documents',
+      'start_billing',
+    ]);
+    await settled('wh_trendA0000000000000000');
+    await outcomes.open({
+      webhook_id: 'wh_trendB0000000000000000',
+      event_type: 'quote.status_changed',
+      entity_id: 'Q-9',
+      received_at: new Date().toISOString(),
+      actions: ['notify_customer'],
+      event: {},
+    });
+    await outcomes.held('wh_trendB0000000000000000', 'notify_customer');
+    // A webhook job added 90 s ago that no worker has taken (none runs on this queue here).
+    const waiting = await webhooks.add('quote.status_changed', {} as WebhookJobData, {
+      timestamp: Date.now() - 90_000,
+    });
+
+    const after = await totals();
+    expect(after.completed - before.completed).toBe(1);
+    expect(after.failed - before.failed).toBe(1);
+    expect(after.held - before.held).toBe(1);
+    expect(after.oldest_waiting_seconds.webhooks).toBeGreaterThanOrEqual(90);
+    expect(after.oldest_waiting_seconds.webhooks).toBeLessThan(150);
+    expect(after.oldest_waiting_seconds.actions).toBeNull();
+    const metrics = (await request(app).get('/metrics')).text;
+    const age = /queue_oldest_waiting_seconds\{queue="webhooks"\} ([\d.]+)/.exec(metrics)?.[1];
+    expect(Number(age)).toBeGreaterThanOrEqual(90);
+    expect(metrics).toContain('queue_oldest_waiting_seconds{queue="actions"} 0');
+    await waiting.remove();
+  });
 });
 
 describe('routing rules', () => {
@@ -324,5 +375,57 @@ describe('routing rules', () => {
       { event_type: 'quote.status_changed', action: 'notify_customer', enabled: true, when: [] },
     ]);
     expect(now.updated_by).toBe(auth.user);
+  });
+
+  it('previews the actions an event would set off, under the rules given or the current ones', async () => {
+    const preview = (body: object) =>
+      request(app).post('/api/rules/preview').auth(auth.user, auth.password).send(body);
+    const approved = {
+      event_type: 'quote.status_changed',
+      quote_id: 'Q-1',
+      status: 'Approved',
+      metadata: { market: 'FR' },
+    };
+    const rules = [
+      { event_type: 'quote.status_changed', action: 'notify_customer' },
+      {
+        event_type: 'quote.status_changed',
+        action: 'lock_price',
+        when: [{ path: 'metadata.market', equals: 'DE' }],
+      },
+    ];
+    expect((await preview({ rules, event: approved })).body).toEqual({
+      actions: ['notify_customer'],
+    });
+    const german = { ...approved, metadata: { market: 'de' } };
+    expect((await preview({ rules, event: german })).body).toEqual({
+      actions: ['notify_customer', 'lock_price'],
+    });
+    await request(app)
+      .put('/api/rules')
+      .auth(auth.user, auth.password)
+      .send({ rules: DEFAULT_RULES })
+      .expect(200);
+    expect((await preview({ event: approved })).body).toEqual({
+      actions: ['notify_customer', 'update_sales_opportunity', 'lock_price'],
+    });
+
+    const badRules = await preview({
+      rules: [{ ...rules[0], action: 'start_billing' }],
+      event: approved,
+    });
+    expect(badRules.status).toBe(400);
+    expect(badRules.body).toMatchObject({
+      error: { code: 'invalid_rules', details: [{ path: '0.action' }] },
+    });
+    for (const event of [undefined, [], { event_type: 'invoice.paid' }] as unknown[]) {
+      const badEvent = await preview({ rules, event: event as object });
+      expect(badEvent.status).toBe(400);
+      expect(badEvent.body).toMatchObject({ error: { code: 'invalid_event' } });
+    }
+    // A preview changes nothing.
+    expect(((await get('/api/rules')).body as { rules: unknown[] }).rules).toHaveLength(
+      DEFAULT_RULES.length,
+    );
   });
 });

@@ -19,6 +19,7 @@ import { createDashboard } from '../src/app.js';
 import type { RecordReader } from '../src/records-api.js';
 import { createDashboardMetrics } from '../src/metrics.js';
 import { Operator } from '../src/operator.js';
+import { readTrends } from '../src/trends.js';
 
 /** The basic-auth account every harness dashboard has. */
 export const AUTH = { user: 'operator', password: 'correct horse' };
@@ -47,7 +48,7 @@ const withOwnOrigin = (test: request.Test) => test.set('Host', HOST).set('Origin
 
 /** The real dashboard on a queue prefix of its own, backed by a real Redis. */
 export function startDashboard(
-  options: { publicUrl?: string; records?: RecordReader } = {},
+  options: { publicUrl?: string; records?: RecordReader; consoleDir?: string } = {},
 ): DashboardHarness {
   const prefix = uniquePrefix();
   const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
@@ -78,10 +79,12 @@ export function startDashboard(
     actions,
     rules: new RulesStore(redis, { queuePrefix: prefix, seed: DEFAULT_RULES }),
     metrics: createDashboardMetrics([webhooks, actions]),
+    trends: () => readTrends(redis, prefix, [webhooks, actions]),
     log,
     audit: new AuditLog(redis, prefix, log),
     credentials: AUTH,
     ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
+    ...(options.consoleDir === undefined ? {} : { consoleDir: options.consoleDir }),
   });
   return {
     app,

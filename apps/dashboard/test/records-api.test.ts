@@ -43,6 +43,7 @@ describe('search, audit log and ledger', () => {
       ['/api/webhooks?from=yesterday', 'from'],
       ['/api/webhooks?cursor=not-a-cursor', 'cursor'],
       ['/api/webhooks?entity_id=Q-1&surprise=1', ''],
+      ['/api/webhooks?q=%20', 'q'],
       ['/api/audit?cursor=%FF%FE', 'cursor'],
       ['/api/ledger?from=2026-11-23T10:00:00Z', 'to'],
       ['/api/ledger?from=2026-11-23T10:00:00Z&to=2026-11-23T09:00:00Z', 'to'],
@@ -142,6 +143,11 @@ describe('search, audit log and ledger', () => {
         },
       },
     ]);
+    // The console's one box: the same webhook by its id, its entity id or its customer id.
+    for (const q of [webhookId, 'Q-restore', 'C-restore']) {
+      const found = await h.as('get', `/api/webhooks?q=${q}`);
+      expect(found.body, q).toMatchObject({ webhooks: [{ webhook_id: webhookId }] });
+    }
     const worker = standInWorker(h, new Set());
     try {
       await failedAction(h, webhookId);

@@ -50,6 +50,8 @@ onShutdownSignals(log, (signal) => {
 });
 
 const store = await openStore();
+// The store answered (and is migrated): up until a write fails.
+metrics.storeUp.set(1);
 const recorder = new Recorder(
   redis,
   store,

@@ -20,9 +20,14 @@ const SUMMARY_COLUMNS = `webhook_id, event_type, entity_id, customer_id, receive
 /** Equality filters, each served by an index on (column, received_at desc, webhook_id desc). */
 const FILTER_COLUMNS = ['entity_id', 'customer_id', 'event_type', 'state'] as const;
 
+/** The columns `q` is matched against, each the first column of an index (the key, or a search's). */
+const Q_COLUMNS = ['webhook_id', 'entity_id', 'customer_id'] as const;
+
 /**
  * One page of webhooks matching every filter given, newest first: received_at, then webhook_id
- * (ties are common at millisecond precision), continuing after the cursor's position.
+ * (ties are common at millisecond precision), continuing after the cursor's position. `q` matches
+ * any of three columns: one page per column, each read from its own index, then merged; an `or`
+ * would leave PostgreSQL to read the whole time index, or to sort every match, for one page.
  */
 export function searchQuery(filter: SearchFilter): PageQuery {
   const values: unknown[] = [];
@@ -40,8 +45,13 @@ export function searchQuery(filter: SearchFilter): PageQuery {
     where.push(`(received_at, webhook_id) < (${param(time)}::timestamptz, ${param(key)})`);
   }
   const limit = pageLimit(filter.limit, 50, 500);
-  const text = `select ${SUMMARY_COLUMNS} from webhooks
-    ${where.length > 0 ? `where ${where.join(' and ')}` : ''}
+  const page = (conditions: string[]) => `select ${SUMMARY_COLUMNS} from webhooks
+    ${conditions.length > 0 ? `where ${conditions.join(' and ')}` : ''}
+    order by received_at desc, webhook_id desc limit ${param(limit + 1)}`;
+  if (!filter.q) return { text: page(where), values, limit };
+  const q = param(filter.q);
+  const pages = Q_COLUMNS.map((column) => `(${page([`${column} = ${q}`, ...where])})`);
+  const text = `select * from (${pages.join(' union ')}) as matches
     order by received_at desc, webhook_id desc limit ${param(limit + 1)}`;
   return { text, values, limit };
 }

@@ -30,6 +30,8 @@ export interface WebhookRecord extends Omit<WebhookSummary, 'actions'> {
 
 /** Search filters, all optional and ANDed; an empty string counts as not given. */
 export interface SearchFilter {
+  /** One box's text: a webhook id, an entity id or a customer id, matched exactly. */
+  q?: string | undefined;
   entity_id?: string | undefined;
   customer_id?: string | undefined;
   event_type?: string | undefined;

@@ -145,6 +145,20 @@ describe('search over ten thousand webhooks', () => {
     expect(ids(whole)).toEqual(expected(() => true));
   });
 
+  test('q finds a webhook by its id, its entity id or its customer id, paged like the rest', async ({
+    store,
+  }) => {
+    await seed(store);
+    const byEntity = await allPages(store, { q: 'E-7', limit: 7 });
+    expect(ids(byEntity)).toEqual(expected((w) => w.entity_id === 'E-7'));
+    const byCustomer = await allPages(store, { q: 'C-42', event_type: EVENT_TYPES[0], limit: 9 });
+    expect(ids(byCustomer)).toEqual(
+      expected((w) => w.customer_id === 'C-42' && w.event_type === EVENT_TYPES[0]),
+    );
+    expect(ids(await allPages(store, { q: webhookId(1234) }))).toEqual([webhookId(1234)]);
+    expect(ids(await allPages(store, { q: 'nobody' }))).toEqual([]);
+  });
+
   test('filters combine, from inclusive and to exclusive', async ({ store }) => {
     await seed(store);
     const from = new Date(BASE + 100_000).toISOString();
@@ -188,6 +202,9 @@ describe('search over ten thousand webhooks', () => {
       },
       {},
       { limit: 500, cursor: page.next_cursor ?? '' },
+      { q: 'E-7' },
+      { q: 'C-42', state: 'completed', cursor: page.next_cursor ?? '' },
+      { q: webhookId(1234) },
     ];
     const pageIds = page.webhooks.map((webhook) => webhook.webhook_id);
     const queries = [

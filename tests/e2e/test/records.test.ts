@@ -56,6 +56,22 @@ async function post(event: Record<string, unknown>): Promise<Response> {
   });
 }
 
+type TrendCount = 'accepted' | 'completed' | 'failed' | 'held';
+
+/** The console's trends (`GET /api/trends`) summed over their hour. */
+async function trendTotals(): Promise<Record<TrendCount, number>> {
+  const { minutes } = (await (await system.dashboard('/api/trends')).json()) as {
+    minutes: Record<TrendCount, number>[];
+  };
+  const sum = (name: TrendCount) => minutes.reduce((total, minute) => total + minute[name], 0);
+  return {
+    accepted: sum('accepted'),
+    completed: sum('completed'),
+    failed: sum('failed'),
+    held: sum('held'),
+  };
+}
+
 describe('history', () => {
   it('an action answered 503, 503, then 200 shows three attempts with their statuses', async () => {
     expect((await fail({ status: 503, pathPattern: '/notifications', times: 2 })).status).toBe(201);
@@ -99,6 +115,7 @@ describe('the ledger', { timeout: 180_000 }, () => {
       in_flight: body.in_flight,
       balanced: body.balanced,
     });
+    const trendsBefore = await trendTotals();
     // Every price lock of the first 100 calls is refused for good: 100 dead letters.
     expect((await fail({ status: 400, pathPattern: '/price-lock', times: 100 })).status).toBe(201);
     const acks: Acknowledgement[] = [];
@@ -128,6 +145,15 @@ describe('the ledger', { timeout: 180_000 }, () => {
       balanced: true,
     });
 
+    // The console's trends count the same: 1,000 accepted, 3 actions each, 100 failed for good.
+    const trends = await trendTotals();
+    expect({
+      accepted: trends.accepted - trendsBefore.accepted,
+      completed: trends.completed - trendsBefore.completed,
+      failed: trends.failed - trendsBefore.failed,
+      held: trends.held - trendsBefore.held,
+    }).toEqual({ accepted: 1000, completed: 2900, failed: 100, held: 0 });
+
     // The dead letters: a dry run counts them and replays nothing.
     const dry = await system.dashboard('/api/dead-letters/replay?dry_run=true&action=lock_price', {
       method: 'POST',
@@ -149,7 +175,11 @@ describe('the ledger', { timeout: 180_000 }, () => {
       action: 'replay',
       target: webhookId,
     });
-    const after = await system.poll<Ledger>(query, (body) => grown(body).failed === 99);
+    // The replayed webhook is in flight for a moment (failed 99, in_flight 1): wait until it is done.
+    const after = await system.poll<Ledger>(
+      query,
+      (body) => grown(body).failed === 99 && body.in_flight === 0,
+    );
     expect(grown(after)).toMatchObject({
       completed: 901,
       failed: 99,

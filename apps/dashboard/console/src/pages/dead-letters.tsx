@@ -1,0 +1,151 @@
+// Dead letters: actions that used up their attempts or failed for good. A bulk replay is counted
+// first (a dry run), then confirmed.
+import { useState } from 'preact/hooks';
+import { api, query } from '../api.js';
+import { Choice, TimeRange, useFields } from '../fields.js';
+import type { DeadLetter } from '../api.js';
+import { navigate } from '../router.js';
+import { Columns, ConfirmButton, ErrorBox, Show, Time, useLoad, WebhookLink } from '../ui.js';
+import { EVENT_TYPES, toIso } from './search.js';
+
+const FILTERS = ['action', 'event_type', 'from', 'to'] as const;
+
+export function DeadLettersPage({ params }: { params: URLSearchParams }) {
+  const { values: form, set } = useFields(FILTERS, params);
+  const filter = {
+    action: params.get('action') || undefined,
+    event_type: params.get('event_type') || undefined,
+    from: toIso(params.get('from') || undefined),
+    to: toIso(params.get('to') || undefined),
+  };
+  const [loaded, reload] = useLoad(
+    () => api<{ dead_letters: DeadLetter[] }>(`/dead-letters${query(filter)}`),
+    params.toString(),
+  );
+
+  return (
+    <section>
+      <h1>Dead letters</h1>
+      <form
+        class="search"
+        onSubmit={(event) => {
+          event.preventDefault();
+          navigate('/dead-letters', form);
+        }}
+      >
+        <label>
+          Action
+          <input
+            name="action"
+            value={form.action}
+            onInput={set('action')}
+            placeholder="lock_price"
+          />
+        </label>
+        <Choice
+          label="Event type"
+          name="event_type"
+          value={form.event_type}
+          options={EVENT_TYPES}
+          onChange={set('event_type')}
+        />
+        <TimeRange label="Failed" from={form.from} to={form.to} set={set} />
+        <button type="submit">Filter</button>
+      </form>
+      <BulkReplay filter={filter} key={params.toString()} done={reload} />
+      <Show loaded={loaded}>
+        {({ dead_letters: letters }) =>
+          letters.length === 0 ? (
+            <p class="muted">No dead letter matches.</p>
+          ) : (
+            <div class="scroll">
+              <table>
+                <Columns names={['Webhook', 'Action', 'Event', 'Calls', 'Failed', 'Reason']} />
+                <tbody>
+                  {letters.map((letter) => (
+                    <tr key={`${letter.webhook_id}.${letter.action}`}>
+                      <td>
+                        <WebhookLink id={letter.webhook_id} />
+                      </td>
+                      <td>{letter.action}</td>
+                      <td>{letter.event_type}</td>
+                      <td>{letter.attempts}</td>
+                      <td>
+                        <Time at={letter.failed_at} />
+                      </td>
+                      <td class="error-text">{letter.failed_reason}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )
+        }
+      </Show>
+    </section>
+  );
+}
+
+type Step =
+  | { at: 'start' }
+  | { at: 'counted'; count: number }
+  | { at: 'replayed'; count: number }
+  | { at: 'failed'; error: Error };
+
+function BulkReplay({
+  filter,
+  done,
+}: {
+  filter: Record<string, string | undefined>;
+  done: () => void;
+}) {
+  const [step, setStep] = useState<Step>({ at: 'start' });
+  const count = async () => {
+    try {
+      const dry = await api<{ would_replay: number }>(
+        `/dead-letters/replay${query({ ...filter, dry_run: 'true' })}`,
+        { method: 'POST' },
+      );
+      setStep({ at: 'counted', count: dry.would_replay });
+    } catch (error) {
+      setStep({ at: 'failed', error: error as Error });
+    }
+  };
+  const replay = async () => {
+    try {
+      const answer = await api<{ replayed: unknown[] }>(`/dead-letters/replay${query(filter)}`, {
+        method: 'POST',
+      });
+      setStep({ at: 'replayed', count: answer.replayed.length });
+      done();
+    } catch (error) {
+      setStep({ at: 'failed', error: error as Error });
+    }
+  };
+  return (
+    <div class="panel" aria-live="polite">
+      {step.at === 'counted' ? (
+        step.count === 0 ? (
+          <p>Nothing to replay for these filters.</p>
+        ) : (
+          <ConfirmButton
+            label={`Replay ${step.count} action${step.count === 1 ? '' : 's'}…`}
+            question={`Replay ${step.count} action${step.count === 1 ? '' : 's'}?`}
+            confirmLabel="Replay them"
+            action={replay}
+          />
+        )
+      ) : (
+        <button type="button" onClick={() => void count()}>
+          Count the dead letters to replay
+        </button>
+      )}
+      {step.at === 'replayed' && (
+        <p role="status">
+          Replayed {step.count} action{step.count === 1 ? '' : 's'}: they are waiting to run again.
+        </p>
+      )}
+      {step.at === 'failed' && <ErrorBox error={step.error} />}
+    </div>
+  );
+}
