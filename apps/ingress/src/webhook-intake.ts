@@ -1,7 +1,16 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Job } from 'bullmq';
 import type { Queue } from 'bullmq';
-import { findAck, OPEN_ACCEPTED_COMMAND, RetryableError, webhookJobOptions } from '@pw/shared';
+import {
+  annotateSpan,
+  findAck,
+  inProducerSpan,
+  jobTraceMetadata,
+  OPEN_ACCEPTED_COMMAND,
+  RetryableError,
+  traceFields,
+  webhookJobOptions,
+} from '@pw/shared';
 import type {
   Acknowledgement,
   ActionName,
@@ -41,6 +50,8 @@ export interface IncomingWebhook {
 
 interface Pending {
   job: Job<WebhookJobData>;
+  /** The request's trace, kept with the webhook's record; null without tracing. */
+  traceId: string | null;
   resolve(accepted: AcceptedWebhook): void;
   reject(error: unknown): void;
 }
@@ -111,7 +122,12 @@ export class WebhookIntake {
     this.dedupSeconds = settings.dedupWindowSeconds + settings.maxClockSkewSeconds + 60;
   }
 
+  /** Enqueues the webhook, or answers a repeat with its first ack (a producer span, tracing on). */
   accept(incoming: IncomingWebhook, now = new Date()): Promise<AcceptedWebhook> {
+    return inProducerSpan('enqueue webhooks', () => this.enqueue(incoming, now));
+  }
+
+  private enqueue(incoming: IncomingWebhook, now: Date): Promise<AcceptedWebhook> {
     const digest = createHash('sha256').update(incoming.canonical).digest('hex');
     const webhookId = newWebhookId();
     const data: WebhookJobData = {
@@ -122,6 +138,14 @@ export class WebhookIntake {
       actions: incoming.actions,
       event: incoming.event,
     };
+    annotateSpan({
+      webhook_id: webhookId,
+      event_type: incoming.eventType,
+      entity_id: incoming.entityId,
+    });
+    // With tracing on, the job carries the request's trace for the worker's spans to continue
+    // (what BullMQ's own add would do; this add is the intake's script).
+    const traceMetadata = jobTraceMetadata();
     const job = new Job(
       this.queue,
       incoming.eventType,
@@ -129,11 +153,13 @@ export class WebhookIntake {
       {
         ...webhookJobOptions(webhookId, { recordTtlSeconds: this.settings.recordTtlSeconds }),
         deduplication: { id: digest, ttl: this.dedupSeconds * 1000 },
+        ...(traceMetadata ? { telemetry: { metadata: traceMetadata } } : {}),
       },
       webhookId,
     );
+    const traceId = traceFields().trace_id ?? null;
     return new Promise((resolve, reject) => {
-      this.pending.push({ job, resolve, reject });
+      this.pending.push({ job, traceId, resolve, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => void this.flush());
@@ -156,13 +182,14 @@ export class WebhookIntake {
         this.recordCommandDefined = true;
       }
       const pipeline = client.pipeline();
-      for (const { job } of batch) {
+      for (const { job, traceId } of batch) {
         void job.addJob(pipeline);
         this.outcomes.openAccepted(
           pipeline,
           job.data,
           this.queue.toKey(job.data.webhook_id),
           this.dedupSeconds,
+          traceId,
         );
       }
       results = await pipeline.exec();

@@ -1,4 +1,5 @@
-// `npm run send`: sign and post sample events, print each answer as one JSON line; with --wait,
+// `npm run send`: sign and post sample events, print each answer as one JSON line (and, on
+// stderr, each event's entity and customer id, to search for in the console); with --wait,
 // then each webhook's outcome record once all its actions have finished (and, on stderr, a line
 // for each action held meanwhile because its partner target's circuit is open).
 import { acknowledgementSchema, createRedis, duplicateRedis, OutcomeStore } from '@pw/shared';
@@ -33,7 +34,13 @@ async function main(): Promise<number> {
   const config = loadSendConfig(process.env);
   const options = parseSendArgs(process.argv.slice(2), `http://127.0.0.1:${config.INGRESS_PORT}`);
   const results = await sendEvents(options, config.webhookSecrets[0]);
-  for (const result of results) process.stdout.write(`${JSON.stringify(result.body)}\n`);
+  for (const result of results) {
+    process.stdout.write(`${JSON.stringify(result.body)}\n`);
+    // On stderr, so that stdout stays one JSON answer per line for scripts.
+    process.stderr.write(
+      `sent ${options.kind} ${result.entityId} (customer ${result.customerId}): ${result.status}\n`,
+    );
+  }
   if (options.wait) await printOutcomes(results, config, options.timeoutSeconds);
   return results.every((result) => result.status === 200) ? 0 : 1;
 }

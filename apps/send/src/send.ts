@@ -59,6 +59,9 @@ export function endpointFor(url: string, kind: EventKind): string {
 export interface SendResult {
   status: number;
   body: unknown;
+  /** The event's entity id (`Q-…`) and customer id: what an operator searches the console for. */
+  entityId: string;
+  customerId: string;
 }
 
 /** Builds `count` distinct sample events, signs each canonically with `secret`, posts them in order. */
@@ -79,7 +82,12 @@ export async function sendEvents(options: SendOptions, secret: string): Promise<
     } catch {
       // Not JSON (a proxy's error page, say): print it as text.
     }
-    results.push({ status: response.status, body });
+    results.push({
+      status: response.status,
+      body,
+      entityId: String(event[eventDefinitionByKind(options.kind).entityIdField]),
+      customerId: String(event.customer_id),
+    });
   }
   return results;
 }

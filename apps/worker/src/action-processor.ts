@@ -1,6 +1,6 @@
 import { DelayedError, UnrecoverableError } from 'bullmq';
 import type { Job } from 'bullmq';
-import { boundedError, PermanentError, PwError, RetryableError } from '@pw/shared';
+import { annotateSpan, boundedError, PermanentError, PwError, RetryableError } from '@pw/shared';
 import type {
   ActionJobData,
   ActionSettings,
@@ -64,12 +64,19 @@ export async function processAction(
 ): Promise<Outcome | { skipped: SkipReason }> {
   const { webhook_id: webhookId, action } = job.data;
   const attempt = job.attemptsMade + 1;
+  annotateSpan({ webhook_id: webhookId, event_type: job.data.event_type, action, attempt });
   const target = forMarket(deps.targets.byMarket, job.data.event) ?? deps.targets.fallback;
+  let log: Logger | undefined;
   const run: Try = {
     definition: actionDefinition(action),
     settings: deps.actionsConfig.actions[action],
     attempt,
-    log: deps.log.child({ webhook_id: webhookId, action, job_id: job.id, attempt }),
+    // Made on first use: a pino child per action serializes its bindings, and an action that
+    // completes logs nothing below LOG_LEVEL=info.
+    get log() {
+      log ??= deps.log.child({ webhook_id: webhookId, action, job_id: job.id, attempt });
+      return log;
+    },
     signal,
     target,
     circuit: circuitTarget(target),
@@ -211,11 +218,14 @@ async function callAction(
   const reportAnswers = admission.kind !== 'call' || admission.tracked;
   const stop = deps.metrics.actionSeconds.startTimer({ action });
   const started = { at: new Date().toISOString(), ms: performance.now() };
-  const timing = (status: number | null): AttemptTiming => ({
-    started_at: started.at,
-    status,
-    duration_ms: Math.round(performance.now() - started.ms),
-  });
+  const timing = (status: number | null): AttemptTiming => {
+    if (status !== null) annotateSpan({ http_status: status });
+    return {
+      started_at: started.at,
+      status,
+      duration_ms: Math.round(performance.now() - started.ms),
+    };
+  };
   try {
     // Before the attempt is counted: an event that cannot fill the path makes no call.
     const call = {
@@ -226,7 +236,9 @@ async function callAction(
     const outcome = await run.definition.handler(event, {
       webhookId,
       action,
-      log: run.log,
+      get log() {
+        return run.log;
+      },
       api: boundApi(deps.api, run.target, `${webhookId}:${action}`, run.signal),
       call,
       attempt: run.attempt,

@@ -1,5 +1,11 @@
 import { Queue, QueueEvents, Worker } from 'bullmq';
-import { CircuitStore, deadLetterSeconds, duplicateRedis, QUEUE_NAMES } from '@pw/shared';
+import {
+  bullmqTelemetry,
+  CircuitStore,
+  deadLetterSeconds,
+  duplicateRedis,
+  QUEUE_NAMES,
+} from '@pw/shared';
 import type {
   ActionJobData,
   ActionsConfig,
@@ -26,7 +32,14 @@ import { recordStalledFailure } from './stalled-job-recorder.js';
 import type { StalledJobDeps } from './stalled-job-recorder.js';
 
 export interface WorkerDeps {
+  /** BullMQ's connection (it makes its own blocking one from it). */
   connection: RedisClient;
+  /**
+   * The connection of the worker's own stores (circuits, event order, action limits), best made
+   * with `enableAutoPipelining`: the commands of the jobs running at once then share one write.
+   * @defaultValue `connection`
+   */
+  storeConnection?: RedisClient;
   queuePrefix: string;
   outcomes: OutcomeStore;
   api: PartnerApi;
@@ -64,6 +77,8 @@ function workerOptions(deps: WorkerDeps) {
     maxStalledCount: deps.maxStalledCount ?? 3,
     // Back at work within a second once Redis is reachable again (BullMQ waits 15 s by default).
     runRetryDelay: 1000,
+    // With tracing on: each job's span continues the trace of the request that queued it.
+    ...bullmqTelemetry(),
   };
 }
 
@@ -72,7 +87,7 @@ function workerOptions(deps: WorkerDeps) {
  * dashboard lists them, and read at each scrape for `partner_circuit_open`.
  */
 function circuitGate(deps: WorkerDeps, actionsQueue: Queue<ActionJobData>, leaseMs: number) {
-  const store = new CircuitStore(deps.connection, {
+  const store = new CircuitStore(deps.storeConnection ?? deps.connection, {
     queuePrefix: deps.queuePrefix,
     failureThreshold: deps.circuit?.failureThreshold ?? 10,
     probeIntervalMs: deps.circuit?.probeIntervalMs ?? 5000,
@@ -96,13 +111,19 @@ function circuitGate(deps: WorkerDeps, actionsQueue: Queue<ActionJobData>, lease
 export function createWorker(deps: WorkerDeps): RunningWorker {
   const { connection, queuePrefix: prefix, log } = deps;
   const options = workerOptions(deps);
-  const actionsQueue = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection, prefix });
+  // With tracing on, the fan-out's addBulk hands each action job the webhook's trace.
+  const actionsQueue = new Queue<ActionJobData>(QUEUE_NAMES.actions, {
+    connection,
+    prefix,
+    ...bullmqTelemetry(),
+  });
   // An entity's newest time is remembered as long as its older events may still be retried.
-  const order = new EventOrder(connection, prefix, deadLetterSeconds(deps.retry.recordTtlSeconds));
+  const stores = deps.storeConnection ?? connection;
+  const order = new EventOrder(stores, prefix, deadLetterSeconds(deps.retry.recordTtlSeconds));
   // A slot, probe or in-flight lease of a worker that died is free again once its job could
   // have run its course.
   const leaseMs = options.lockDuration + 2 * deps.api.timeoutMs;
-  const limits = new ActionLimits(connection, prefix, leaseMs);
+  const limits = new ActionLimits(stores, prefix, leaseMs);
   const circuits = circuitGate(deps, actionsQueue, leaseMs);
 
   const fanOutDeps: FanOutDeps = { ...deps, actionsQueue, order };

@@ -1,4 +1,5 @@
 import type { Job, Queue } from 'bullmq';
+import { annotateSpan } from '@pw/shared';
 import type {
   ActionJobData,
   ActionsConfig,
@@ -27,6 +28,11 @@ export interface FanOutDeps {
  */
 export async function fanOutWebhook(job: Job<WebhookJobData>, deps: FanOutDeps): Promise<void> {
   const { data } = job;
+  annotateSpan({
+    webhook_id: data.webhook_id,
+    event_type: data.event_type,
+    entity_id: data.entity_id,
+  });
   const stale = await deps.order.takeIn(data.event_type, data.entity_id, data.event);
   await deps.outcomes.open(data, stale);
   await deps.actionsQueue.addBulk(actionJobs(data, deps.actionsConfig, deps.retry));

@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
 export interface RecordedCall {
   method: string;
   path: string;
-  headers: { authorization?: string; 'idempotency-key'?: string };
+  /** `traceparent`: the W3C trace context the call carried, when the caller traces. */
+  headers: { authorization?: string; 'idempotency-key'?: string; traceparent?: string };
   body: unknown;
   /** Status the stand-in answered. */
   status: number;
@@ -203,6 +204,7 @@ export class PartnerApiStandIn {
           headers: {
             authorization: req.headers.authorization,
             'idempotency-key': req.headers['idempotency-key'] as string | undefined,
+            ...(req.headers.traceparent ? { traceparent: String(req.headers.traceparent) } : {}),
           },
           body,
           status,

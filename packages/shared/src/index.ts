@@ -29,3 +29,5 @@ export * from './records/ingress-counts.js';
 export * from './records/audit-log.js';
 export * from './health-server.js';
 export * from './outcomes/kept-acks.js';
+export * from './tracing.js';
+export * from './ingress-runtime.js';

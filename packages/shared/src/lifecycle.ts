@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { RequestListener, Server } from 'node:http';
 import type { Logger } from './logger.js';
+import { flushTracing } from './tracing.js';
 
 /**
  * Time-outs on every listening socket (contract section 10): a client that trickles its headers
@@ -53,8 +54,10 @@ export function onShutdownSignals(log: Logger, stop: (signal: string) => Promise
     if (stopping) return;
     stopping = true;
     stop(signal).then(
-      () => {
+      async () => {
         log.info('stopped');
+        // The spans still buffered, exported (a no-op without tracing).
+        await flushTracing().catch(() => undefined);
         process.exit(0);
       },
       (error: unknown) => {

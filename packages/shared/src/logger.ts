@@ -1,5 +1,6 @@
 import { pino } from 'pino';
 import type { Logger, LoggerOptions } from 'pino';
+import { traceFields, tracingOn } from './tracing.js';
 
 export type { Logger };
 
@@ -49,7 +50,10 @@ export interface LoggerSettings {
   destination?: pino.DestinationStream;
 }
 
-/** A JSON logger with secrets redacted. Child loggers add `webhook_id`, `action`, `job_id`. */
+/**
+ * A JSON logger with secrets redacted. Child loggers add `webhook_id`, `action`, `job_id`; with
+ * tracing on, lines written inside a span carry its `trace_id` and `span_id`.
+ */
 export function createLogger(settings: LoggerSettings): Logger {
   const options: LoggerOptions = {
     name: settings.name,
@@ -57,6 +61,8 @@ export function createLogger(settings: LoggerSettings): Logger {
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
+    // `trace_id` and `span_id` of the active span, when tracing is on (nothing otherwise).
+    ...(tracingOn() ? { mixin: traceFields } : {}),
   };
   return settings.destination ? pino(options, settings.destination) : pino(options);
 }

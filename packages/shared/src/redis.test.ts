@@ -92,6 +92,13 @@ describe('createRedis', () => {
     expect(copy.options.enableOfflineQueue).toBe(true);
     expect(copy.options.redisOptions).toMatchObject({ password: 'p', connectionName: 'pw-test' });
     expect(duplicateRedis(single)).toBeInstanceOf(Redis);
-    for (const client of [single, cluster, copy]) client.disconnect();
+    // Auto-pipelining is the cluster client's own option, not each node's.
+    const piped = duplicateRedis(cluster, { enableAutoPipelining: true }) as Cluster;
+    expect(piped.options.enableAutoPipelining).toBe(true);
+    expect(piped.options.redisOptions).not.toHaveProperty('enableAutoPipelining');
+    expect(duplicateRedis(single, { enableAutoPipelining: true }).options).toMatchObject({
+      enableAutoPipelining: true,
+    });
+    for (const client of [single, cluster, copy, piped]) client.disconnect();
   });
 });

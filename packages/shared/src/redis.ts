@@ -17,6 +17,8 @@ export interface RedisClientOptions {
   enableOfflineQueue?: boolean;
   commandTimeout?: number;
   lazyConnect?: boolean;
+  /** Commands issued in the same tick leave in one write (a cluster groups them by node). */
+  enableAutoPipelining?: boolean;
 }
 
 export interface RedisNode {
@@ -96,10 +98,11 @@ export function createRedis(
     return new Redis(url, options);
   }
   const parsed = parseRedisUrl(url);
-  const { enableOfflineQueue, lazyConnect, ...connection } = options;
+  const { enableOfflineQueue, lazyConnect, enableAutoPipelining, ...connection } = options;
   const clusterOptions: ClusterOptions = {
     ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
     ...(lazyConnect === undefined ? {} : { lazyConnect }),
+    ...(enableAutoPipelining === undefined ? {} : { enableAutoPipelining }),
     redisOptions: {
       ...connection,
       ...(parsed.username ? { username: parsed.username } : {}),
@@ -126,10 +129,12 @@ export function duplicateRedis(
   overrides: RedisClientOptions = {},
 ): RedisClient {
   if (!(client instanceof Cluster)) return client.duplicate(overrides);
-  const { enableOfflineQueue, lazyConnect, ...connection } = overrides;
+  const { enableOfflineQueue, lazyConnect, enableAutoPipelining, ...connection } = overrides;
   return client.duplicate([], {
     ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
     ...(lazyConnect === undefined ? {} : { lazyConnect }),
+    // A cluster option: the cluster client groups the commands by node.
+    ...(enableAutoPipelining === undefined ? {} : { enableAutoPipelining }),
     redisOptions: { ...client.options.redisOptions, ...connection },
   });
 }

@@ -27,18 +27,22 @@ afterAll(async () => {
 });
 
 describe('npm start with nothing configured', () => {
-  it('says it uses the sandbox for the identity provider and the partner API, and where the dashboard is', () => {
+  it('says it uses the sandbox for the identity provider and the partner API, and where the console and board are', () => {
     expect(system.run.output).toContain('AUTH_URL is unset: using the sandbox identity provider');
     expect(system.run.output).toContain('API_BASE_URL is unset: using the sandbox partner API');
-    expect(system.run.output).toContain(`dashboard: ${system.url.dashboard}/admin/queues`);
+    expect(system.run.output).toContain(
+      `console: ${system.url.dashboard}/  queue board: ${system.url.dashboard}/admin/queues`,
+    );
     expect(system.run.output).toContain(
       'DATABASE_URL is unset: starting an embedded PostgreSQL for the record store',
     );
   });
 
   it('`npm run send -- quote --status approved --wait`: an ack, then all three actions completed', async () => {
-    const { code, lines } = await system.send('quote', '--status', 'approved', '--wait');
+    const { code, lines, output } = await system.send('quote', '--status', 'approved', '--wait');
     expect(code).toBe(0);
+    // What to search the console for, on stderr (stdout stays JSON lines).
+    expect(output).toMatch(/^sent quote Q-\S+ \(customer C-\S+\): 200$/m);
     const ack = acknowledgementSchema.parse(lines[0]);
     const outcome = lines[1] as WebhookOutcome;
     expect(outcome.webhook_id).toBe(ack.webhook_id);

@@ -1,6 +1,11 @@
 import { PwError } from '../errors.js';
-import { DEAD_LETTER_MIN_SECONDS, deadLetterSeconds, keys } from '../queue/queues.js';
-import type { WebhookJobData } from '../queue/queues.js';
+import {
+  ACTION_COUNTS_KEEP_SECONDS,
+  DEAD_LETTER_MIN_SECONDS,
+  deadLetterSeconds,
+  keys,
+} from '../queue/queues.js';
+import type { ActionCount, WebhookJobData } from '../queue/queues.js';
 import { recordStreamKey } from '../records/record-changes.js';
 import { ackBucket, ackBucketSeconds, encodeAck } from './kept-acks.js';
 import type {
@@ -115,20 +120,25 @@ redis.call('PUBLISH', ARGV[2], ARGV[3])
 `;
 
 /**
- * One change to an outcome record, in one command: KEYS[1] the record, KEYS[2] the record stream;
- * ARGV: seconds to keep it, the change channel, the webhook id, the attempts field to count one
- * more on ('' for none), fields to remove, separated by spaces ('' for none), the attempt the
- * change ended as JSON ('' for none), then field and value pairs.
+ * One change to an outcome record, in one command: KEYS[1] the record, KEYS[2] the record stream,
+ * KEYS[3] this minute's action counts; ARGV: seconds to keep it, the change channel, the webhook
+ * id, the attempts field to count one more on ('' for none), fields to remove, separated by spaces
+ * ('' for none), the attempt the change ended as JSON ('' for none), the count to add one to in
+ * KEYS[3] ('' for none), then field and value pairs.
  */
 const OUTCOME_CHANGE: LuaCommand = {
   name: 'pwOutcomeChange',
-  numberOfKeys: 2,
+  numberOfKeys: 3,
   lua: `
 -- A record that is gone (kept past its time) is not rebuilt from one action's fields: the
 -- change is refused (0) rather than leave a record without its webhook.
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local attempt = ARGV[6]
-redis.call('HSET', KEYS[1], unpack(ARGV, 7))
+redis.call('HSET', KEYS[1], unpack(ARGV, 8))
+if ARGV[7] ~= '' then
+  redis.call('HINCRBY', KEYS[3], ARGV[7], 1)
+  redis.call('EXPIRE', KEYS[3], ${ACTION_COUNTS_KEEP_SECONDS})
+end
 if ARGV[4] ~= '' then redis.call('HINCRBY', KEYS[1], ARGV[4], 1) end
 for field in string.gmatch(ARGV[5], '%S+') do redis.call('HDEL', KEYS[1], field) end
 ${SNAPSHOT_LUA}
@@ -239,14 +249,15 @@ export class OutcomeStore {
   /**
    * Adds to `pipeline`, after the add of the webhook's job (whose key is `jobKey`), the writing of
    * its record, `queued` with every action waiting, so the record exists from the acknowledgement
-   * on; nothing is written for a repeat or a failed add. The pipeline's client must have
-   * `OPEN_ACCEPTED_COMMAND` defined.
+   * on; nothing is written for a repeat or a failed add. `traceId`: the request's trace, kept in
+   * the record store. The pipeline's client must have `OPEN_ACCEPTED_COMMAND` defined.
    */
   openAccepted(
     pipeline: CommandPipeline,
     job: WebhookJobData,
     jobKey: string,
     dedupSeconds: number,
+    traceId: string | null = null,
   ): void {
     const prefix = this.settings.queuePrefix;
     const minute = countMinute(new Date(job.received_at));
@@ -260,7 +271,7 @@ export class OutcomeStore {
       this.settings.recordTtlSeconds,
       this.channel,
       job.webhook_id,
-      JSON.stringify(acceptedRecord(job)),
+      JSON.stringify({ ...acceptedRecord(job), trace_id: traceId }),
       encodeAck(job.received_at, job.actions),
       ackBucketSeconds(dedupSeconds),
       minute,
@@ -314,6 +325,7 @@ export class OutcomeStore {
     if (error !== undefined) fields.last_error = boundedError(error);
     await this.change(webhookId, action, fields, {
       attempt: attemptOf('held', timing, error),
+      count: 'held',
     });
   }
 
@@ -335,7 +347,10 @@ export class OutcomeStore {
     }
     const fields: Record<string, string> = { state };
     if (error !== undefined) fields.last_error = boundedError(error);
-    await this.change(webhookId, action, fields, { attempt });
+    await this.change(webhookId, action, fields, {
+      attempt,
+      ...(state === 'failed' ? { count: 'failed' as const } : {}),
+    });
   }
 
   /** The action made no call (`reason`): finished, with nothing left to do. */
@@ -402,14 +417,15 @@ export class OutcomeStore {
       webhookId,
       action,
       { state: 'completed', completed_at: new Date().toISOString(), ...fields },
-      { remove: ['last_error', 'held'], record, attempt },
+      { remove: ['last_error', 'held'], record, attempt, count: 'completed' },
     );
   }
 
   /**
    * In one command: sets the action's fields (and the webhook's `record` fields), removes
-   * the `remove` fields, counts an attempt when `countAttempt`, appends the record after the
-   * change (and the `attempt` it ended) to the record stream, and announces it.
+   * the `remove` fields, counts an attempt when `countAttempt`, adds one to this minute's
+   * `count` (the console's trends), appends the record after the change (and the `attempt` it
+   * ended) to the record stream, and announces it.
    */
   private async change(
     webhookId: string,
@@ -421,6 +437,7 @@ export class OutcomeStore {
       record?: Record<string, string>;
       attempt?: Omit<AttemptRecord, 'attempt'>;
       unrecorded?: boolean;
+      count?: ActionCount;
     } = {},
   ) {
     const pairs = [
@@ -430,6 +447,7 @@ export class OutcomeStore {
     await this.redis.pwOutcomeChange(
       this.key(webhookId),
       this.stream,
+      keys.actionCounts(this.settings.queuePrefix, countMinute(new Date())),
       this.settings.recordTtlSeconds,
       this.channel,
       webhookId,
@@ -440,6 +458,7 @@ export class OutcomeStore {
         : options.attempt
           ? JSON.stringify({ action, ...options.attempt })
           : '',
+      options.count ?? '',
       ...pairs,
     );
   }

@@ -22,7 +22,16 @@ export const keys = {
   ingressCounts: (prefix: string, minute: string) => `${prefix}:ingress-counts:${minute}`,
   /** The minutes whose counts changed since the recorder last copied them. */
   ingressCountsChanged: (prefix: string) => `${prefix}:ingress-counts:changed`,
+  /** The actions completed, failed for good and held in one minute (`ActionCount`). */
+  actionCounts: (prefix: string, minute: string) => `${prefix}:action-counts:${minute}`,
 };
+
+/** What the worker counts per minute, for the console's trends (`keys.actionCounts`). */
+export const ACTION_COUNTS = ['completed', 'failed', 'held'] as const;
+export type ActionCount = (typeof ACTION_COUNTS)[number];
+
+/** Seconds a minute's action counts stay in Redis: the console charts the last hour. */
+export const ACTION_COUNTS_KEEP_SECONDS = 7200;
 
 /** What the ingress puts on the `webhooks` queue for each accepted event. */
 export interface WebhookJobData {

@@ -1,0 +1,40 @@
+// OpenTelemetry tracing for every app, loaded before the app with `node --import` (ESM needs the
+// instrumentations' loader hook registered before express, ioredis and node:http are imported).
+// Configured only by OpenTelemetry's own variables (OTEL_EXPORTER_OTLP_ENDPOINT, _PROTOCOL,
+// OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER, ...). Without an endpoint it returns at once: nothing of
+// the SDK is imported and the apps pay nothing (docs/operations.md#tracing).
+/* global process */
+const endpoint =
+  process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+
+if (endpoint && process.env.OTEL_SDK_DISABLED !== 'true') {
+  const { register } = await import('node:module');
+  register('@opentelemetry/instrumentation/hook.mjs', import.meta.url);
+  const [{ NodeSDK }, http, express, ioredis, undici] = await Promise.all([
+    import('@opentelemetry/sdk-node'),
+    import('@opentelemetry/instrumentation-http'),
+    import('@opentelemetry/instrumentation-express'),
+    import('@opentelemetry/instrumentation-ioredis'),
+    import('@opentelemetry/instrumentation-undici'),
+  ]);
+  // `apps/<app>/…`: the default service name is `pw-<app>`.
+  const app = /apps[\\/]([\w-]+)[\\/]/.exec(process.argv[1] ?? '')?.[1] ?? 'app';
+  const sdk = new NodeSDK({
+    ...(process.env.OTEL_SERVICE_NAME ? {} : { serviceName: `pw-${app}` }),
+    instrumentations: [
+      new http.HttpInstrumentation({
+        // Health checks and scrapes are not deliveries.
+        ignoreIncomingRequestHook: (request) =>
+          /^\/(healthz|readyz|metrics)\b/.test(request.url ?? ''),
+      }),
+      new express.ExpressInstrumentation(),
+      // Only commands made inside a span: BullMQ's blocking polls would otherwise be traces of
+      // their own, several a second.
+      new ioredis.IORedisInstrumentation({ requireParentSpan: true }),
+      new undici.UndiciInstrumentation(),
+    ],
+  });
+  sdk.start();
+  // Read by @pw/shared (tracing.ts): BullMQ's telemetry, and the flush before a process exits.
+  globalThis[Symbol.for('partner-webhooks.tracing')] = { shutdown: () => sdk.shutdown() };
+}

@@ -1,0 +1,188 @@
+// Tracing through the real surface: npm start's apps export OTLP/HTTP to a small receiver in this
+// test. A webhook posted with the sender's `traceparent` makes one trace: the ingress's request,
+// the worker's fan-out and action jobs, the partner-API call (which carries that trace's
+// `traceparent`), and the webhook's record keeps the trace id.
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { acknowledgementSchema, DEV_WEBHOOK_SECRET, sampleEvent, signEvent } from '@pw/shared';
+import { startSystem } from './system.js';
+import type { RunningSystem } from './system.js';
+
+interface OtlpValue {
+  stringValue?: string;
+  intValue?: string | number;
+}
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  name: string;
+  kind: number;
+  attributes?: { key: string; value: OtlpValue }[];
+}
+interface ExportRequest {
+  resourceSpans: {
+    resource: { attributes: { key: string; value: OtlpValue }[] };
+    scopeSpans: { spans: OtlpSpan[] }[];
+  }[];
+}
+interface Span {
+  service: string;
+  name: string;
+  kind: number;
+  attributes: Record<string, string>;
+}
+
+/** Every span received, with its service, by trace id; and the content types that came. */
+const traces = new Map<string, Span[]>();
+const contentTypes = new Set<string>();
+let receiver: Server;
+let system: RunningSystem;
+
+const valueOf = (value: OtlpValue) => String(value.stringValue ?? value.intValue ?? '');
+
+function receive(body: ExportRequest): void {
+  for (const { resource, scopeSpans } of body.resourceSpans) {
+    const service = valueOf(
+      resource.attributes.find((attribute) => attribute.key === 'service.name')?.value ?? {},
+    );
+    for (const span of scopeSpans.flatMap((scope) => scope.spans)) {
+      const attributes = Object.fromEntries(
+        (span.attributes ?? []).map(({ key, value }) => [key, valueOf(value)]),
+      );
+      const spans = traces.get(span.traceId) ?? [];
+      spans.push({ service, name: span.name, kind: span.kind, attributes });
+      traces.set(span.traceId, spans);
+    }
+  }
+}
+
+beforeAll(async () => {
+  receiver = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      contentTypes.add(String(request.headers['content-type']));
+      if (request.url === '/v1/traces' && request.headers['content-type'] === 'application/json') {
+        receive(JSON.parse(Buffer.concat(chunks).toString('utf8')) as ExportRequest);
+      }
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  receiver.listen(0, '127.0.0.1');
+  await once(receiver, 'listening');
+  const { port } = receiver.address() as AddressInfo;
+  system = await startSystem({
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    OTEL_BSP_SCHEDULE_DELAY: '200',
+  });
+}, 120_000);
+afterAll(async () => {
+  await system?.stop();
+  receiver?.close();
+});
+
+/** The spans of `traceId` once `condition` holds for them, checked every 100 ms for up to 20 s. */
+async function traceOnce(traceId: string, condition: (spans: Span[]) => boolean): Promise<Span[]> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const spans = traces.get(traceId) ?? [];
+    if (condition(spans)) return spans;
+    if (Date.now() > deadline) {
+      throw new Error(`trace ${traceId} not as awaited in 20 s: ${JSON.stringify(spans, null, 1)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('tracing', { timeout: 60_000 }, () => {
+  it("continues the sender's trace from the webhook request to the partner-API call", async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const answer = await fetch(`${system.url.ingress}/webhooks/quote-status`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+      },
+      body: JSON.stringify(
+        signEvent(sampleEvent('quote', { id: 'traced', status: 'approved' }), DEV_WEBHOOK_SECRET),
+      ),
+    });
+    const ack = acknowledgementSchema.parse(await answer.json());
+    await system.outcome(ack.webhook_id, (outcome) => outcome.state === 'completed');
+
+    const tokenRequest = (span: Span) =>
+      (span.attributes['url.full'] ?? '').endsWith('/protocol/openid-connect/token');
+    const spans = await traceOnce(
+      traceId,
+      (all) =>
+        all.filter((span) => span.service === 'pw-worker' && span.attributes.action).length >= 3 &&
+        all.some(tokenRequest),
+    );
+    // The worker's first actions needed a token: its request is in this trace (one, shared).
+    expect(spans.filter(tokenRequest)).toHaveLength(1);
+    // The ingress's request (a server span), and the webhook's attributes on its handling.
+    expect(spans.find((span) => span.service === 'pw-ingress' && span.kind === 2)).toMatchObject({
+      attributes: { 'http.route': '/webhooks/quote-status', 'http.response.status_code': '200' },
+    });
+    // The enqueue: a producer span, with the webhook's attributes.
+    const handling = spans.find((span) => span.service === 'pw-ingress' && span.kind === 4);
+    expect(handling?.attributes).toMatchObject({
+      webhook_id: ack.webhook_id,
+      event_type: 'quote.status_changed',
+      entity_id: 'Q-traced',
+    });
+    // The fan-out and one span per action, in the worker, in the same trace.
+    expect(
+      spans.some((span) => span.service === 'pw-worker' && span.name.includes('webhooks')),
+    ).toBe(true);
+    const actions = spans
+      .filter((span) => span.service === 'pw-worker' && span.attributes.action)
+      .map((span) => span.attributes.action);
+    expect(new Set(actions)).toEqual(new Set(ack.actions_triggered));
+    const lock = spans.find((span) => span.attributes.action === 'lock_price');
+    expect(lock?.attributes).toMatchObject({
+      webhook_id: ack.webhook_id,
+      attempt: '1',
+      http_status: '200',
+    });
+
+    // The partner-API calls carried this trace's traceparent.
+    const calls = (await (await fetch(`${system.url.api}/__sandbox/calls`)).json()) as {
+      path: string;
+      headers: Record<string, string>;
+    }[];
+    const lockCall = calls.find((call) => call.path === '/quotes/Q-traced/price-lock');
+    expect(lockCall?.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+
+    // The record keeps the trace id (the console links it).
+    const record = await system.poll<{ trace_id: string | null }>(
+      `/api/webhooks/${ack.webhook_id}`,
+      (body) => body.trace_id !== null,
+    );
+    expect(record.trace_id).toBe(traceId);
+    expect(contentTypes).toEqual(new Set(['application/json']));
+  });
+
+  it('a webhook without a traceparent starts a trace of its own, and log lines carry its ids', async () => {
+    const answer = await fetch(`${system.url.ingress}/webhooks/quote-status`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(signEvent(sampleEvent('quote', { id: 'untraced' }), DEV_WEBHOOK_SECRET)),
+    });
+    const ack = acknowledgementSchema.parse(await answer.json());
+    await system.outcome(ack.webhook_id, (outcome) => outcome.state === 'completed');
+    const record = await system.poll<{ trace_id: string | null }>(
+      `/api/webhooks/${ack.webhook_id}`,
+      (body) => body.trace_id !== null,
+    );
+    const traceId = record.trace_id ?? '';
+    expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+    await traceOnce(traceId, (all) => all.some((span) => span.service === 'pw-worker'));
+    // npm start prints each app's lines; the worker's line about this webhook has the trace.
+    await system.run.printed(traceId);
+  });
+});
