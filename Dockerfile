@@ -64,6 +64,9 @@ ENV NODE_ENV=production NODE_OPTIONS=--enable-source-maps
 WORKDIR /app
 COPY --from=runtime-deps /app ./
 COPY deploy/healthcheck.mjs deploy/healthcheck.mjs
+# Tracing's bootstrap, loaded before each app (`node --import`); it does nothing unless an OTLP
+# endpoint is set (docs/operations.md#tracing).
+COPY packages/shared/tracing/register.mjs packages/shared/tracing/register.mjs
 
 FROM runtime AS worker
 COPY --from=build /app/apps/worker/dist apps/worker/dist
@@ -71,7 +74,7 @@ USER node
 EXPOSE 3002
 HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "deploy/healthcheck.mjs", "WORKER_HEALTH_PORT", "3002", "/healthz"]
-CMD ["node", "apps/worker/dist/main.js"]
+CMD ["node", "--import", "./packages/shared/tracing/register.mjs", "apps/worker/dist/main.js"]
 
 # The recorder: moves the record stream from Redis to PostgreSQL, and brings the store's schema up
 # to date at start. The runtime has bundles, not packages, so the SQL migrations of @pw/records
@@ -84,7 +87,7 @@ USER node
 EXPOSE 3003
 HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "deploy/healthcheck.mjs", "RECORDER_HEALTH_PORT", "3003", "/healthz"]
-CMD ["node", "apps/recorder/dist/main.js"]
+CMD ["node", "--import", "./packages/shared/tracing/register.mjs", "apps/recorder/dist/main.js"]
 
 FROM runtime AS dashboard
 COPY --from=build /app/apps/dashboard/dist apps/dashboard/dist
@@ -92,7 +95,7 @@ USER node
 EXPOSE 3001
 HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "deploy/healthcheck.mjs", "DASHBOARD_PORT", "3001", "/healthz"]
-CMD ["node", "apps/dashboard/dist/main.js"]
+CMD ["node", "--import", "./packages/shared/tracing/register.mjs", "apps/dashboard/dist/main.js"]
 
 # The partner-API stand-in (compose only): node alone, no node_modules.
 FROM ${NODE_IMAGE} AS partner-api
@@ -115,4 +118,6 @@ USER node
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "deploy/healthcheck.mjs", "INGRESS_PORT", "3000", "/healthz"]
-CMD ["node", "apps/ingress/dist/main.js"]
+# The heap limits of packages/shared/src/ingress-runtime.ts (INGRESS_NODE_FLAGS): about 100 MB
+# RSS under load instead of 190 (docs/performance.md).
+CMD ["node", "--max-old-space-size=128", "--max-semi-space-size=4", "--import", "./packages/shared/tracing/register.mjs", "apps/ingress/dist/main.js"]

@@ -15,6 +15,8 @@ export class BenchRun {
   readonly cores = cpus().length;
   /** Worker processes started so far: each has a token manager of its own. */
   workerStarts = 0;
+  /** Tokens the bench asked the sandbox for itself (the raw HTTP worker's, one per round). */
+  ownTokenRequests = 0;
   private readonly began = performance.now();
   private readonly children: ChildRun[] = [];
   private readonly privateRedis: PrivateRedis[] = [];
@@ -81,6 +83,22 @@ export class BenchRun {
       await Promise.all(this.privateRedis.map((redis) => redis.destroy()));
     })();
     return this.cleaning;
+  }
+
+  /**
+   * Runs `main`, then stops every process and exits, 1 if `main` threw. It does not wait for the
+   * event loop: a phase cut short by a failure may leave a load generator or a timer behind.
+   */
+  async runToEnd(main: () => Promise<void>): Promise<never> {
+    try {
+      await main();
+    } catch (error) {
+      console.error(error);
+      process.exitCode = 1;
+    } finally {
+      await this.cleanup();
+    }
+    process.exit();
   }
 
   /** On SIGINT or SIGTERM: stops the phases' loops, cleans up, exits 130 or 143. */

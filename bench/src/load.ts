@@ -69,6 +69,8 @@ export interface LoadOptions {
   url: string;
   connections: number;
   durationSeconds: number;
+  /** Requests to send in all; when set, the run lasts until they are answered, not `durationSeconds`. */
+  amount?: number;
   /** Requests per second across all connections (open-ish loop); none: as fast as it goes. */
   rate?: number;
   /** Keep the arrival time of each ack, by webhook id. */
@@ -84,6 +86,7 @@ export async function drive(pool: EventPool, options: LoadOptions): Promise<Load
     url: options.url,
     connections: options.connections,
     duration: options.durationSeconds,
+    ...(options.amount === undefined ? {} : { amount: options.amount }),
     overallRate: options.rate,
     requests: [
       {

@@ -14,18 +14,26 @@ import { echoPhase } from './phases/echo.js';
 import { floodPhase, floodSettings } from './phases/flood.js';
 import type { FloodCpuMs } from './phases/flood.js';
 import { ingressPhase } from './phases/ingress.js';
-import type { IngressFigures } from './phases/ingress.js';
 import { latencyPhase } from './phases/latency.js';
 import { rawBullmqPhase } from './phases/raw-bullmq.js';
+import { rawHttpWorkerPhase } from './phases/raw-http.js';
 import { sustainedPhase } from './phases/sustained.js';
-import type { SustainedFigures } from './phases/sustained.js';
+import { tracingPhase } from './phases/tracing.js';
 import { workerDrainPhase } from './phases/worker-drain.js';
-import type { DrainFigures } from './phases/worker-drain.js';
-import { sandboxStats, startSandbox } from './processes.js';
+import { sandboxStats, startIngress, startSandbox } from './processes.js';
+import type { Sandbox, Server } from './processes.js';
 import { printTable } from './report.js';
 import { redisInfo } from './redis-info.js';
-import { ratio } from './results.js';
-import type { Figures, Machine, Ratios, Results } from './results.js';
+import { median, medianOf, ratio, ROUND_RATIOS, TRACING_RATIOS } from './results.js';
+import type {
+  Figures,
+  Machine,
+  Ratios,
+  Results,
+  RoundFigures,
+  RoundRatio,
+  TracingRatio,
+} from './results.js';
 import { evaluateTargets } from './targets.js';
 
 const TOKEN_LIFETIME_SECONDS = 300; // the sandbox identity provider's default
@@ -34,7 +42,73 @@ const options = readOptions();
 const bench = new BenchRun(options);
 bench.cleanUpOnSignals();
 
-/** Builds the apps, then runs the phases in order; each stops what it starts unless it says not. */
+/** The phases whose figures are compared, once: baselines and system side by side. */
+async function round(sandbox: Sandbox): Promise<RoundFigures> {
+  const echo = await echoPhase(bench);
+  const rawBullmq = await rawBullmqPhase(bench);
+  const ingress = await ingressPhase(bench);
+  await ingress.server.child.stop();
+  // The ingress runs queued the backlog: the same webhooks for the baseline and for the worker.
+  const rawHttp = await rawHttpWorkerPhase(bench, sandbox);
+  const drain = await workerDrainPhase(bench, sandbox);
+  rssPeaks.push(drain.sandboxRssMb);
+  return {
+    echo,
+    raw_bullmq: rawBullmq,
+    raw_http_worker: rawHttp,
+    ingress_single: ingress.single,
+    ingress_cluster: ingress.cluster,
+    worker: drain.worker,
+  };
+}
+
+const rssPeaks: number[] = [];
+
+/** A backlog's mark: a first action that starts this long after its webhook waited in a queue. */
+const BACKLOG_MS = 100;
+
+/**
+ * The latency phase at `--rate`, or at a rate the worker sustains here, found by the bench: half
+ * the rate it drained alone (in webhooks), halved again, twice at most, while the webhooks wait
+ * in a backlog (the ingress and the load generator share the cores with it in this phase).
+ */
+async function sustainedLatency(
+  ingress: Server,
+  sandbox: Sandbox,
+  middle: RoundFigures,
+): Promise<Figures['paced']> {
+  const perWebhook = middle.raw_http_worker.actions_per_webhook || 1;
+  let rate = options.rate ?? Math.max(1, Math.round(middle.worker.actions_per_s / 2 / perWebhook));
+  let paced = await latencyPhase(bench, ingress, sandbox, rate);
+  let halvings = 0;
+  while (options.rate === undefined && halvings < 2 && paced.enqueue_to_start_p50_ms > BACKLOG_MS) {
+    bench.log(`${rate}/s was not sustained (p50 ${paced.enqueue_to_start_p50_ms} ms): halving it`);
+    await bench.clearKeys();
+    rate = Math.max(1, Math.round(rate / 2));
+    halvings++;
+    paced = await latencyPhase(bench, ingress, sandbox, rate);
+  }
+  return { ...paced, halvings };
+}
+
+/** The ratios of one round. */
+function roundRatios(f: RoundFigures): Pick<Ratios, RoundRatio> {
+  return {
+    ingress_single_vs_echo: ratio(f.ingress_single.accepted_per_s, f.echo.accepted_per_s),
+    ingress_cluster_vs_echo: ratio(f.ingress_cluster.accepted_per_s, f.echo.accepted_per_s),
+    ack_p99_vs_echo_p99: ratio(f.ingress_cluster.p99_ms, f.echo.p99_ms),
+    ack_p99_single_vs_echo_p99: ratio(f.ingress_single.p99_ms, f.echo.p99_ms),
+    actions_vs_raw_noop_worker: ratio(f.worker.actions_per_s, f.raw_bullmq.noop_worker_jobs_per_s),
+    actions_vs_raw_http_worker: ratio(f.worker.actions_per_s, f.raw_http_worker.jobs_per_s),
+    two_workers_vs_one: ratio(f.worker.actions_per_s_two_processes, f.worker.actions_per_s),
+    actions_recording_vs_not: ratio(f.worker.actions_per_s_recording, f.worker.actions_per_s),
+  };
+}
+
+/**
+ * Builds the apps, runs the compared phases in rounds, then the others once; each phase stops
+ * what it starts unless it says not.
+ */
 async function runPhases(): Promise<Results> {
   bench.log('building the apps (npm run build)');
   execFileSync('npm', ['run', '-s', 'build'], {
@@ -49,32 +123,55 @@ async function runPhases(): Promise<Results> {
   bench.pool.fill(1000);
   const bodyBytes = bench.pool.meanBodyBytes();
 
-  const echo = await echoPhase(bench);
-  const rawBullmq = await rawBullmqPhase(bench);
   bench.log('sandbox: identity provider and partner API (its own process)');
   const sandbox = await startSandbox(bench);
-  const ingress = await ingressPhase(bench);
-  const drain = await workerDrainPhase(bench, sandbox);
-  const sustained = await sustainedPhase(bench, ingress.server, sandbox);
-  const paced = await latencyPhase(bench, ingress.server, sandbox);
-  await ingress.server.child.stop();
+  const rounds: Results['rounds'] = [];
+  for (let i = 1; i <= options.rounds; i++) {
+    bench.log(`round ${i} of ${options.rounds}`);
+    const figures = await round(sandbox);
+    rounds.push({ figures, ratios: roundRatios(figures) });
+  }
+  const middle = medianOf(rounds.map((one) => one.figures));
+
+  // Tracing's cost, in rounds of its own: each compares its four modes, one after the other.
+  const tracingRounds: Results['tracing_rounds'] = [];
+  for (let i = 1; i <= options.rounds; i++) {
+    bench.log(`tracing, round ${i} of ${options.rounds}`);
+    const figures = await tracingPhase(bench, sandbox);
+    await bench.clearKeys();
+    tracingRounds.push({ figures, ratios: tracingRatios(figures) });
+  }
+  const tracing = medianOf(tracingRounds.map((one) => one.figures));
+  const ingress = await startIngress(bench, options.redisUrl, bench.cores);
+  const sustained = await sustainedPhase(bench, ingress, sandbox);
+  const paced = await sustainedLatency(ingress, sandbox, middle);
+  await ingress.child.stop();
   await bench.clearKeys();
   const flood = floodSettings(options);
   const flooding = await floodPhase(bench, flood);
-  const aof = await aofPhase(bench, ingress.single.accepted_per_s);
+  const aof = await aofPhase(bench, middle.ingress_single.accepted_per_s);
   const tokens = await sandboxStats(sandbox);
 
   const figures: Figures = {
-    echo,
-    raw_bullmq: rawBullmq,
-    ingress_single: ingress.single,
-    ingress_cluster: ingress.cluster,
-    worker: drain.worker,
+    ...middle,
     sustained_2000: sustained.sustained,
-    paced_1000: paced,
-    rss_peak_mb: rssPeaks(ingress, drain, sustained),
+    paced,
+    rss_peak_mb: {
+      ingress_per_process: Math.max(
+        ...rounds.map(({ figures: f }) =>
+          Math.max(f.ingress_single.rss_mb, f.ingress_cluster.rss_mb_largest_process),
+        ),
+        sustained.rss.ingressLargestProcess,
+      ),
+      ingress_cluster_total: Math.max(
+        ...rounds.map(({ figures: f }) => f.ingress_cluster.rss_mb_total),
+        sustained.rss.ingressTotal,
+      ),
+      worker: Math.max(...rounds.map(({ figures: f }) => f.worker.rss_mb), sustained.rss.worker),
+      sandbox: Math.max(...rssPeaks, sustained.rss.sandbox),
+    },
     tokens: {
-      requests: tokens.tokenRequests,
+      requests: tokens.tokenRequests - bench.ownTokenRequests,
       partner_api_calls: tokens.apiCalls,
       worker_processes_started: bench.workerStarts,
       token_lifetime_s: TOKEN_LIFETIME_SECONDS,
@@ -82,43 +179,56 @@ async function runPhases(): Promise<Results> {
     },
     aof_everysec: aof,
     flood_unsigned: flooding.figures,
+    tracing,
   };
-  const ratios = ratiosOf(figures, flooding.cpuMs);
+  const rangeOf = (values: number[]): [number, number] => [
+    Math.min(...values),
+    Math.max(...values),
+  ];
+  const ranges = {
+    ...Object.fromEntries(
+      ROUND_RATIOS.map((name) => [name, rangeOf(rounds.map((one) => one.ratios[name]))]),
+    ),
+    ...Object.fromEntries(
+      TRACING_RATIOS.map((name) => [name, rangeOf(tracingRounds.map((one) => one.ratios[name]))]),
+    ),
+  } as Results['ranges'];
+  const ratios: Ratios = {
+    ...(Object.fromEntries(
+      ROUND_RATIOS.map((name) => [name, median(rounds.map((one) => one.ratios[name]))]),
+    ) as Pick<Ratios, RoundRatio>),
+    ...(Object.fromEntries(
+      TRACING_RATIOS.map((name) => [name, median(tracingRounds.map((one) => one.ratios[name]))]),
+    ) as Pick<Ratios, TracingRatio>),
+    ...onceRatios(figures, flooding.cpuMs),
+  };
   return {
     machine: machineOf(startedAt, redis.version, bodyBytes),
     figures,
     ratios,
+    ranges,
+    rounds,
+    tracing_rounds: tracingRounds,
     targets: evaluateTargets({ figures, ratios }),
     notes: benchNotes(flood, flooding.figures),
   };
 }
 
-/** The peak RSS of each process over the phases that ran it. */
-function rssPeaks(
-  { single, cluster }: IngressFigures,
-  drain: DrainFigures,
-  { rss }: SustainedFigures,
-): Figures['rss_peak_mb'] {
+/** The ratios of one round of the tracing phase. */
+function tracingRatios(t: Figures['tracing']): Pick<Ratios, TracingRatio> {
   return {
-    ingress_per_process: Math.max(
-      single.rss_mb,
-      cluster.rss_mb_largest_process,
-      rss.ingressLargestProcess,
-    ),
-    ingress_cluster_total: Math.max(cluster.rss_mb_total, rss.ingressTotal),
-    worker: Math.max(drain.worker.rss_mb, rss.worker),
-    sandbox: Math.max(drain.sandboxRssMb, rss.sandbox),
+    ingress_tracing_off_vs_plain: ratio(t.ingress_off_per_s, t.ingress_plain_per_s),
+    ingress_tracing_full_vs_off: ratio(t.ingress_full_per_s, t.ingress_off_per_s),
+    ingress_tracing_tenth_vs_off: ratio(t.ingress_tenth_per_s, t.ingress_off_per_s),
+    worker_tracing_off_vs_plain: ratio(t.worker_off_per_s, t.worker_plain_per_s),
+    worker_tracing_full_vs_off: ratio(t.worker_full_per_s, t.worker_off_per_s),
+    worker_tracing_tenth_vs_off: ratio(t.worker_tenth_per_s, t.worker_off_per_s),
   };
 }
 
-function ratiosOf(f: Figures, cpuMs: FloodCpuMs): Ratios {
+/** The ratios of the phases run once. */
+function onceRatios(f: Figures, cpuMs: FloodCpuMs): Omit<Ratios, RoundRatio | TracingRatio> {
   return {
-    ingress_single_vs_echo: ratio(f.ingress_single.accepted_per_s, f.echo.accepted_per_s),
-    ingress_cluster_vs_echo: ratio(f.ingress_cluster.accepted_per_s, f.echo.accepted_per_s),
-    ack_p99_vs_echo_p99: ratio(f.ingress_cluster.p99_ms, f.echo.p99_ms),
-    ack_p99_single_vs_echo_p99: ratio(f.ingress_single.p99_ms, f.echo.p99_ms),
-    actions_vs_raw_noop_worker: ratio(f.worker.actions_per_s, f.raw_bullmq.noop_worker_jobs_per_s),
-    actions_recording_vs_not: ratio(f.worker.actions_per_s_recording, f.worker.actions_per_s),
     aof_cost_pct: f.aof_everysec.ingress_cost_pct,
     flood_legit_p99_vs_unloaded: f.flood_unsigned.p99_ratio,
     // From the unrounded CPU times: the figures have one decimal only.
@@ -138,20 +248,14 @@ function machineOf(startedAt: Date, redisVersion: string, bodyBytes: number): Ma
     connections: options.connections,
     concurrency: options.concurrency,
     quick: options.quick,
+    rounds: options.rounds,
     event_body_bytes_mean: bodyBytes,
   };
 }
 
-try {
+await bench.runToEnd(async () => {
   const results = await runPhases();
   writeFileSync(options.out, `${JSON.stringify(results, null, 2)}\n`);
   printTable(results);
   bench.log(`wrote ${options.out}`);
-} catch (error) {
-  console.error(error);
-  process.exitCode = 1;
-} finally {
-  await bench.cleanup();
-}
-// A phase cut short by a failure may leave a load generator or a timer behind: do not wait for it.
-process.exit();
+});

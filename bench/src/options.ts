@@ -12,6 +12,16 @@ export interface BenchOptions {
   concurrency: number;
   /** A short run that only checks every phase works: its figures are not to be compared. */
   quick: boolean;
+  /**
+   * Rounds of the compared phases (echo, raw baselines, ingress, worker), interleaved; each ratio
+   * is reported as its median and range over them. @defaultValue 3 (1 with --quick)
+   */
+  rounds: number;
+  /**
+   * Webhooks/s offered in the latency phase. @defaultValue half the rate the worker drained in
+   * this run (its median over the rounds), in webhooks
+   */
+  rate: number | undefined;
   /** Where the results go as JSON. @defaultValue `bench/results.json` */
   out: string;
   /** The Redis of the main run. @defaultValue REDIS_URL or `redis://127.0.0.1:6379` */
@@ -19,7 +29,7 @@ export interface BenchOptions {
 }
 
 const USAGE =
-  'usage: npm run bench -- [--duration S] [--connections N] [--concurrency N] [--quick] [--out FILE]';
+  'usage: npm run bench -- [--duration S] [--connections N] [--concurrency N] [--rounds N] [--rate R] [--quick] [--out FILE]';
 
 /** The options from `process.argv`; prints the usage and exits 2 if a number is not one. */
 export function readOptions(): BenchOptions {
@@ -29,6 +39,8 @@ export function readOptions(): BenchOptions {
       connections: { type: 'string', default: '50' },
       concurrency: { type: 'string', default: process.env.WORKER_CONCURRENCY || '20' },
       quick: { type: 'boolean', default: false },
+      rounds: { type: 'string' },
+      rate: { type: 'string' },
       out: { type: 'string', default: 'bench/results.json' },
     },
   });
@@ -39,10 +51,13 @@ export function readOptions(): BenchOptions {
     connections: Number(args.connections),
     concurrency: Number(args.concurrency),
     quick,
+    rounds: Number(args.rounds ?? (quick ? 1 : 3)),
+    rate: args.rate === undefined ? undefined : Number(args.rate),
     out: args.out,
     redisUrl: process.env.REDIS_URL || 'redis://127.0.0.1:6379',
   };
-  const counts = [options.duration, options.connections, options.concurrency];
+  const counts = [options.duration, options.connections, options.concurrency, options.rounds];
+  if (options.rate !== undefined) counts.push(options.rate);
   if (!counts.every((n) => Number.isInteger(n) && n > 0)) {
     console.error(USAGE);
     process.exit(2);

@@ -1,4 +1,4 @@
-// An open-loop HTTP load at an even pace, for the flood phase. autocannon's `overallRate` sends
+// An open-loop HTTP load at an even pace, for the flood and latency phases. autocannon's `overallRate` sends
 // each connection's share of a second back to back at the start of that second, so its samples
 // would bunch in a few milliseconds a second and could all miss (or all hit) the flood's passes
 // through the ingress's fixed one-second rate-limit window; nor can it send from another source
@@ -30,6 +30,8 @@ export interface PacedOptions {
   signal?: AbortSignal;
   /** A request not answered in this time is given up and counted as an error. @defaultValue 30000 */
   timeoutMs?: number;
+  /** Called with each answer's status and body, once it has been read whole. */
+  onAnswer?: (status: number, body: string) => void;
 }
 
 export interface PacedResult {
@@ -55,7 +57,13 @@ export interface PacedResult {
  * One POST through `agent`: resolves with the answer's status once it has been read whole, or
  * with undefined on a connection error or when `timeoutMs` have passed first; never rejects.
  */
-function post(agent: Agent, url: URL, body: string | Buffer, timeoutMs: number) {
+function post(
+  agent: Agent,
+  url: URL,
+  body: string | Buffer,
+  timeoutMs: number,
+  onAnswer?: PacedOptions['onAnswer'],
+) {
   return new Promise<number | undefined>((resolve) => {
     const outgoing = request(
       url,
@@ -66,9 +74,14 @@ function post(agent: Agent, url: URL, body: string | Buffer, timeoutMs: number) 
         signal: AbortSignal.timeout(timeoutMs),
       },
       (answer) => {
+        const chunks: Buffer[] = [];
         answer.on('error', () => resolve(undefined));
-        answer.on('end', () => resolve(answer.statusCode));
-        answer.resume();
+        answer.on('end', () => {
+          onAnswer?.(answer.statusCode ?? 0, Buffer.concat(chunks).toString());
+          resolve(answer.statusCode);
+        });
+        if (onAnswer) answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+        else answer.resume();
       },
     );
     outgoing.on('error', () => resolve(undefined));
@@ -109,7 +122,8 @@ export async function postPaced(options: PacedOptions): Promise<PacedResult> {
   let inFlight = 0;
   const send = async (next: PacedRequest, due: number) => {
     inFlight++;
-    const status = await post(agent, new URL(next.path, options.url), next.body, timeoutMs);
+    const url = new URL(next.path, options.url);
+    const status = await post(agent, url, next.body, timeoutMs, options.onAnswer);
     inFlight--;
     record(result, next.label ?? 'all', status, performance.now() - due);
   };

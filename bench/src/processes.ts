@@ -1,5 +1,6 @@
 // The processes the bench measures: the Express echo, the sandbox, the ingress and the worker, each
 // a ChildRun that the run tracks, started and awaited until it answers.
+import { INGRESS_NODE_FLAGS } from '@pw/shared';
 import { ChildRun, freePort } from '@pw/test-utils';
 import type { BenchRun } from './bench-run.js';
 import type { SandboxReady, SandboxStats } from './sandbox-process.js';
@@ -66,9 +67,12 @@ export async function startIngress(
   redisUrl: string,
   workers: number,
   env: Record<string, string> = {},
+  nodeArgs: string[] = [],
 ): Promise<Server> {
   const port = await freePort();
-  const child = startNode(bench, 'ingress', ['apps/ingress/dist/main.js'], {
+  // With the V8 flags of its image's CMD: the ingress as it ships.
+  const args = [...INGRESS_NODE_FLAGS, ...nodeArgs, 'apps/ingress/dist/main.js'];
+  const child = startNode(bench, 'ingress', args, {
     NODE_ENV: 'development',
     REDIS_URL: redisUrl,
     QUEUE_PREFIX: bench.prefix,
@@ -84,10 +88,15 @@ export async function startIngress(
 }
 
 /** The built worker at the run's concurrency, calling the sandbox, once it is healthy. */
-export async function startWorker(bench: BenchRun, sandbox: Sandbox): Promise<ChildRun> {
+export async function startWorker(
+  bench: BenchRun,
+  sandbox: Sandbox,
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+): Promise<ChildRun> {
   bench.workerStarts++;
   const port = await freePort();
-  const child = startNode(bench, 'worker', ['apps/worker/dist/main.js'], {
+  const child = startNode(bench, 'worker', [...nodeArgs, 'apps/worker/dist/main.js'], {
     ...sandbox.env,
     NODE_ENV: 'development',
     REDIS_URL: bench.options.redisUrl,
@@ -95,6 +104,7 @@ export async function startWorker(bench: BenchRun, sandbox: Sandbox): Promise<Ch
     WORKER_HEALTH_PORT: String(port),
     WORKER_CONCURRENCY: String(bench.options.concurrency),
     LOG_LEVEL: 'warn',
+    ...env,
   });
   await child.answers(`http://127.0.0.1:${port}/healthz`);
   return child;
@@ -112,5 +122,24 @@ export async function startRecorder(bench: BenchRun, databaseUrl: string): Promi
     LOG_LEVEL: 'warn',
   });
   await child.answers(`http://127.0.0.1:${port}/healthz`);
+  return child;
+}
+
+/** The raw HTTP worker baseline, draining `count` jobs with `token`; it prints its figures. */
+export async function startRawHttpWorker(
+  bench: BenchRun,
+  sandbox: Sandbox,
+  token: string,
+  count: number,
+): Promise<ChildRun> {
+  const child = startNode(bench, 'raw-http-worker', ['bench/src/raw-http-worker.mjs'], {
+    REDIS_URL: bench.options.redisUrl,
+    QUEUE_PREFIX: bench.prefix,
+    CONCURRENCY: String(bench.options.concurrency),
+    API_BASE_URL: sandbox.env.API_BASE_URL ?? '',
+    TOKEN: token,
+    COUNT: String(count),
+  });
+  await child.printed('raw-http-worker ready');
   return child;
 }

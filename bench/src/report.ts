@@ -36,6 +36,10 @@ function figureRows(f: Figures): string[][] {
       `enqueue ${n(f.raw_bullmq.enqueue_per_s)}/s (100 in flight), no-op worker ${n(f.raw_bullmq.noop_worker_jobs_per_s)} jobs/s`,
     ],
     [
+      'raw BullMQ worker, same partner call',
+      `${n(f.raw_http_worker.jobs_per_s)} jobs/s, CPU ${f.raw_http_worker.cpu_ms_per_job} ms/job (${n(f.raw_http_worker.jobs)} jobs, ${f.raw_http_worker.actions_per_webhook} per webhook)`,
+    ],
+    [
       'ingress, 1 process',
       `${n(f.ingress_single.accepted_per_s)} accepted/s, p50 ${f.ingress_single.p50_ms} ms, p99 ${f.ingress_single.p99_ms} ms, ${f.ingress_single.non_2xx} non-2xx`,
     ],
@@ -45,34 +49,47 @@ function figureRows(f: Figures): string[][] {
     ],
     [
       'worker draining a backlog',
-      `${n(f.worker.actions_per_s)} actions/s (${n(f.worker.actions_counted)} in ${f.worker.window_s} s)`,
+      `${n(f.worker.actions_per_s)} actions/s (${n(f.worker.actions_counted)} in ${f.worker.window_s} s), worker CPU ${f.worker.worker_cpu_ms_per_action} ms/action`,
     ],
+    ['  the same, two worker processes', `${n(f.worker.actions_per_s_two_processes)} actions/s`],
     [
       '  the same, recorder writing to PostgreSQL',
-      `${n(f.worker.actions_per_s_recording)} actions/s (${n(f.worker.recorded_changes)} attempts recorded)`,
+      `${n(f.worker.actions_per_s_recording)} actions/s (${n(f.worker.recorded_changes)} attempts recorded), worker CPU ${f.worker.worker_cpu_ms_per_action_recording} ms/action, recorder CPU ${f.worker.recorder_cpu_ms_per_action} ms/action`,
+    ],
+    [
+      'tracing: ingress, 1 process',
+      `${n(f.tracing.ingress_plain_per_s)} accepted/s without the bootstrap, ${n(f.tracing.ingress_off_per_s)} off, ${n(f.tracing.ingress_full_per_s)} sampling 100 %, ${n(f.tracing.ingress_tenth_per_s)} sampling 10 %`,
+    ],
+    [
+      'tracing: worker draining',
+      `${n(f.tracing.worker_plain_per_s)} actions/s without the bootstrap, ${n(f.tracing.worker_off_per_s)} off, ${n(f.tracing.worker_full_per_s)} sampling 100 %, ${n(f.tracing.worker_tenth_per_s)} sampling 10 % (${n(f.tracing.exports_received)} OTLP exports received)`,
     ],
     [
       '2,000/s offered, worker on',
       `${n(f.sustained_2000.accepted_per_s)} accepted/s, p50 ${f.sustained_2000.p50_ms} ms, p99 ${f.sustained_2000.p99_ms} ms`,
     ],
     [
-      '1,000/s offered, worker on',
-      `${n(f.paced_1000.accepted_per_s)} accepted/s; ${f.paced_1000.sampled} sampled`,
+      `${n(f.paced.offered_per_s)}/s offered, worker on`,
+      `${n(f.paced.accepted_per_s)} accepted/s; ${f.paced.sampled} sampled${f.paced.halvings ? ` (rate halved ${f.paced.halvings} time(s) to one the worker sustains)` : ''}`,
     ],
     [
-      '  enqueue to action start',
-      `p50 ${f.paced_1000.enqueue_to_start_p50_ms} ms, p99 ${f.paced_1000.enqueue_to_start_p99_ms} ms`,
+      '  enqueue to first action start',
+      `p50 ${f.paced.enqueue_to_start_p50_ms} ms, p99 ${f.paced.enqueue_to_start_p99_ms} ms`,
     ],
     [
-      '  ack to action start',
-      `p50 ${f.paced_1000.ack_to_start_p50_ms} ms, p99 ${f.paced_1000.ack_to_start_p99_ms} ms`,
+      '  ack to first action start',
+      `p50 ${f.paced.ack_to_start_p50_ms} ms, p99 ${f.paced.ack_to_start_p99_ms} ms`,
+    ],
+    [
+      '  ack to last action done',
+      `p50 ${f.paced.ack_to_done_p50_ms} ms, p99 ${f.paced.ack_to_done_p99_ms} ms`,
     ],
     [
       'peak RSS',
       `ingress ${f.rss_peak_mb.ingress_per_process} MB/process (cluster ${f.rss_peak_mb.ingress_cluster_total} MB), worker ${f.rss_peak_mb.worker} MB, sandbox ${f.rss_peak_mb.sandbox} MB, echo ${f.echo.rss_mb} MB`,
     ],
     [
-      'token requests',
+      'token requests by the workers',
       `${f.tokens.requests} (${f.tokens.worker_processes_started} worker processes, ${f.tokens.run_s} s run, ${f.tokens.token_lifetime_s} s tokens)`,
     ],
     [
@@ -108,15 +125,23 @@ function floodRows(fl: Figures['flood_unsigned']): string[][] {
 
 /** Prints the figures, the ratios and the targets as three tables, and the worker's note. */
 export function printTable(results: Results): void {
-  const { machine: m, figures: f, ratios: r } = results;
+  const { machine: m, figures: f, ratios: r, ranges } = results;
+  const range = (name: string) => {
+    const values = (ranges as Record<string, [number, number] | undefined>)[name];
+    return values ? `${values[0]} - ${values[1]}` : '';
+  };
   const lines = [
     '',
     `${m.cpu}, ${m.cores} cores, Node ${m.node}, Redis ${m.redis}, ${m.date}`,
-    `${m.duration_s} s per phase${m.quick ? ' (--quick)' : ''}, ${m.connections} connections, worker concurrency ${m.concurrency}, events of ${m.event_body_bytes_mean} bytes on average`,
+    `${m.duration_s} s per phase${m.quick ? ' (--quick)' : ''}, ${m.rounds} rounds, ${m.connections} connections, worker concurrency ${m.concurrency}, events of ${m.event_body_bytes_mean} bytes on average`,
+    'Figures measured in every round are medians over the rounds; ratios show their range too.',
     '',
     table([['figure', 'value'], ...figureRows(f), ...floodRows(f.flood_unsigned)]),
     '',
-    table([['ratio', 'value'], ...Object.entries(r).map(([name, value]) => [name, String(value)])]),
+    table([
+      ['ratio', 'median', 'range over rounds'],
+      ...Object.entries(r).map(([name, value]) => [name, String(value), range(name)]),
+    ]),
     '',
     table([
       ['target', 'goal', 'value', 'met'],

@@ -18,6 +18,7 @@ export interface Machine {
   connections: number;
   concurrency: number;
   quick: boolean;
+  rounds: number;
   event_body_bytes_mean: number;
 }
 
@@ -27,6 +28,11 @@ type Failures = 'non_2xx' | 'errors';
 export interface Figures {
   echo: Record<Load | 'rss_mb', number>;
   raw_bullmq: Record<'enqueue_per_s' | 'noop_worker_jobs_per_s' | 'concurrency', number>;
+  /** The raw BullMQ worker making the same partner-API call (section 9's worker baseline). */
+  raw_http_worker: Record<
+    'jobs_per_s' | 'cpu_ms_per_job' | 'jobs' | 'actions_per_webhook' | 'concurrency',
+    number
+  >;
   ingress_single: Record<Load | Failures | 'rss_mb', number>;
   ingress_cluster: Record<
     'processes' | Load | Failures | 'rss_mb_total' | 'rss_mb_largest_process',
@@ -34,8 +40,12 @@ export interface Figures {
   >;
   worker: Record<
     | 'actions_per_s'
+    | 'actions_per_s_two_processes'
     | 'actions_per_s_recording'
     | 'recorded_changes'
+    | 'worker_cpu_ms_per_action'
+    | 'worker_cpu_ms_per_action_recording'
+    | 'recorder_cpu_ms_per_action'
     | 'actions_counted'
     | 'window_s'
     | 'backlog_webhooks'
@@ -44,7 +54,8 @@ export interface Figures {
     number
   >;
   sustained_2000: Record<'offered_per_s' | Load | Failures, number>;
-  paced_1000: Record<'offered_per_s' | 'accepted_per_s' | keyof StartLatencies, number>;
+  /** Webhooks offered at a rate the worker sustains (`--rate`). */
+  paced: Record<'offered_per_s' | 'accepted_per_s' | 'halvings' | keyof StartLatencies, number>;
   rss_peak_mb: Record<
     'ingress_per_process' | 'ingress_cluster_total' | 'worker' | 'sandbox',
     number
@@ -64,6 +75,19 @@ export interface Figures {
     number
   >;
   flood_unsigned: FloodFigures;
+  /** Accepted webhooks/s (one ingress process) and drained actions/s, by tracing mode. */
+  tracing: Record<
+    | 'ingress_plain_per_s'
+    | 'ingress_off_per_s'
+    | 'ingress_full_per_s'
+    | 'ingress_tenth_per_s'
+    | 'worker_plain_per_s'
+    | 'worker_off_per_s'
+    | 'worker_full_per_s'
+    | 'worker_tenth_per_s'
+    | 'exports_received',
+    number
+  >;
 }
 
 export interface StartLatencies {
@@ -72,6 +96,9 @@ export interface StartLatencies {
   enqueue_to_start_p99_ms: number;
   ack_to_start_p50_ms: number;
   ack_to_start_p99_ms: number;
+  /** From the ack to the completion of the webhook's last action. */
+  ack_to_done_p50_ms: number;
+  ack_to_done_p99_ms: number;
 }
 
 export type FloodFigures = Record<
@@ -110,7 +137,15 @@ export type Ratios = Record<
   | 'ack_p99_vs_echo_p99'
   | 'ack_p99_single_vs_echo_p99'
   | 'actions_vs_raw_noop_worker'
+  | 'actions_vs_raw_http_worker'
+  | 'two_workers_vs_one'
   | 'actions_recording_vs_not'
+  | 'ingress_tracing_off_vs_plain'
+  | 'ingress_tracing_full_vs_off'
+  | 'ingress_tracing_tenth_vs_off'
+  | 'worker_tracing_off_vs_plain'
+  | 'worker_tracing_full_vs_off'
+  | 'worker_tracing_tenth_vs_off'
   | 'aof_cost_pct'
   | 'flood_legit_p99_vs_unloaded'
   | 'flood_many_keys_cpu_vs_legit'
@@ -120,10 +155,46 @@ export type Ratios = Record<
 
 export type Notes = Record<'worker' | 'rss' | 'aof' | 'flood' | 'latency', string>;
 
+/** The figures measured again in each round, interleaved so that each ratio compares neighbours. */
+export type RoundFigures = Pick<
+  Figures,
+  'echo' | 'raw_bullmq' | 'raw_http_worker' | 'ingress_single' | 'ingress_cluster' | 'worker'
+>;
+
+/** The ratios computed in each round; the results give their median and range. */
+export const ROUND_RATIOS = [
+  'ingress_single_vs_echo',
+  'ingress_cluster_vs_echo',
+  'ack_p99_vs_echo_p99',
+  'ack_p99_single_vs_echo_p99',
+  'actions_vs_raw_noop_worker',
+  'actions_vs_raw_http_worker',
+  'two_workers_vs_one',
+  'actions_recording_vs_not',
+] as const satisfies readonly (keyof Ratios)[];
+export type RoundRatio = (typeof ROUND_RATIOS)[number];
+
+/** The ratios of each round of the tracing phase; the results give their median and range. */
+export const TRACING_RATIOS = [
+  'ingress_tracing_off_vs_plain',
+  'ingress_tracing_full_vs_off',
+  'ingress_tracing_tenth_vs_off',
+  'worker_tracing_off_vs_plain',
+  'worker_tracing_full_vs_off',
+  'worker_tracing_tenth_vs_off',
+] as const satisfies readonly (keyof Ratios)[];
+export type TracingRatio = (typeof TRACING_RATIOS)[number];
+
 export interface Results {
   machine: Machine;
+  /** Medians over the rounds for the round figures and tracing's; one measure for the others. */
   figures: Figures;
+  /** Medians over the rounds for the round ratios. */
   ratios: Ratios;
+  /** Lowest and highest value over the rounds of each round ratio. */
+  ranges: Record<RoundRatio | TracingRatio, [number, number]>;
+  rounds: { figures: RoundFigures; ratios: Pick<Ratios, RoundRatio> }[];
+  tracing_rounds: { figures: Figures['tracing']; ratios: Pick<Ratios, TracingRatio> }[];
   targets: Target[];
   notes: Notes;
 }
@@ -136,4 +207,31 @@ export function ratio(a: number, b: number): number {
 /** To one decimal. */
 export function round1(n: number): number {
   return Math.round(n * 10) / 10;
+}
+
+/** The median of `values` (the mean of the middle two for an even count); 0 for none. */
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? sorted[middle]!
+    : Math.round(((sorted[middle - 1]! + sorted[middle]!) / 2) * 100) / 100;
+}
+
+/** Each number of `records` (objects of the same shape, nested) replaced by its median. */
+export function medianOf<T extends object>(records: readonly T[]): T {
+  const first = records[0];
+  if (first === undefined) throw new Error('medianOf: no records');
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(first)) {
+    const values = records.map((record) => (record as Record<string, unknown>)[key]);
+    out[key] =
+      typeof value === 'number'
+        ? median(values as number[])
+        : value !== null && typeof value === 'object' && !Array.isArray(value)
+          ? medianOf(values as object[])
+          : value;
+  }
+  return out as T;
 }

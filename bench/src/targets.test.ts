@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { median, medianOf } from './results.js';
 import { evaluateTargets } from './targets.js';
 import type { Measured } from './targets.js';
 
@@ -7,7 +8,7 @@ function measured(change: (m: Measured) => void = () => undefined): Measured {
   const m = {
     figures: {
       sustained_2000: { accepted_per_s: 1960, p99_ms: 35 },
-      paced_1000: { sampled: 200, enqueue_to_start_p50_ms: 1, enqueue_to_start_p99_ms: 4 },
+      paced: { sampled: 200, enqueue_to_start_p50_ms: 2, enqueue_to_start_p99_ms: 10 },
       rss_peak_mb: { ingress_per_process: 120 },
       tokens: { requests: 6, worker_processes_started: 3, run_s: 400, token_lifetime_s: 300 },
       flood_unsigned: {
@@ -21,7 +22,11 @@ function measured(change: (m: Measured) => void = () => undefined): Measured {
       ingress_single_vs_echo: 0.7,
       ack_p99_vs_echo_p99: 2,
       actions_vs_raw_noop_worker: 0.9,
+      actions_vs_raw_http_worker: 0.8,
+      two_workers_vs_one: 1.5,
       actions_recording_vs_not: 0.9,
+      ingress_tracing_off_vs_plain: 0.9,
+      worker_tracing_off_vs_plain: 0.9,
       aof_cost_pct: 9.9,
     },
   } as unknown as Measured;
@@ -41,9 +46,13 @@ describe('the targets table', () => {
       '>= 1,960',
       '<= 35',
       '>= 0.7',
+      '>= 0.8',
+      '>= 1.5',
       '>= 0.9',
-      '<= 1',
-      '<= 5',
+      '>= 0.9',
+      '>= 0.9',
+      '<= 2',
+      '<= 10',
       '<= 150',
       '<= 6', // 3 worker processes, each one token per 300 s begun: 400 s is 2
       'all',
@@ -63,19 +72,23 @@ describe('the targets table', () => {
     const m = measured((m) => {
       m.ratios.aof_cost_pct = 10;
       m.figures.sustained_2000.accepted_per_s = 1959;
+      m.ratios.actions_vs_raw_http_worker = 0.79;
+      m.ratios.two_workers_vs_one = 1.49;
     });
     expect(metOf(m, 'AOF everysec cost on the ingress, %')).toBe(false);
     expect(metOf(m, '2,000/s offered: accepted/s')).toBe(false);
+    expect(metOf(m, 'worker vs raw BullMQ worker making the same call')).toBe(false);
+    expect(metOf(m, 'two worker processes vs one')).toBe(false);
   });
 
   it('misses latency targets when no webhook was sampled, whatever the figures say', () => {
     const m = measured((m) => {
-      m.figures.paced_1000.sampled = 0;
-      m.figures.paced_1000.enqueue_to_start_p50_ms = 0;
-      m.figures.paced_1000.enqueue_to_start_p99_ms = 0;
+      m.figures.paced.sampled = 0;
+      m.figures.paced.enqueue_to_start_p50_ms = 0;
+      m.figures.paced.enqueue_to_start_p99_ms = 0;
     });
-    expect(metOf(m, 'enqueue to start p50 ms at 1,000/s')).toBe(false);
-    expect(metOf(m, 'enqueue to start p99 ms at 1,000/s')).toBe(false);
+    expect(metOf(m, 'enqueue to first action start p50 ms, paced')).toBe(false);
+    expect(metOf(m, 'enqueue to first action start p99 ms, paced')).toBe(false);
   });
 
   it('counts flood answers other than 401, 413 and 429, and misses when there are none at all', () => {
@@ -99,5 +112,22 @@ describe('the targets table', () => {
   it('misses the flooded p99 target when there is no ratio to judge', () => {
     const m = measured((m) => (m.figures.flood_unsigned.p99_ratio = 0));
     expect(metOf(m, 'flood: legitimate ack p99 vs alone')).toBe(false);
+  });
+});
+
+describe('medians over rounds', () => {
+  it('takes the middle value of an odd count and the mean of the middle two of an even one', () => {
+    expect(median([0.9, 0.4, 0.6])).toBe(0.6);
+    expect(median([0.4, 0.9, 0.5, 0.6])).toBe(0.55);
+    expect(median([])).toBe(0);
+  });
+
+  it('replaces each number of nested figures by its median, keeping the shape', () => {
+    const rounds = [
+      { echo: { accepted_per_s: 100, p99_ms: 9 }, quick: false },
+      { echo: { accepted_per_s: 300, p99_ms: 1 }, quick: false },
+      { echo: { accepted_per_s: 200, p99_ms: 5 }, quick: false },
+    ];
+    expect(medianOf(rounds)).toEqual({ echo: { accepted_per_s: 200, p99_ms: 5 }, quick: false });
   });
 });

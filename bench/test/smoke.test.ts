@@ -16,6 +16,8 @@ const DIFFERENCES = new Set([
   'ingress_cost_pct',
   'ingress_cost_vs_main_run_pct',
   'aof_cost_pct',
+  // Times the latency phase halved its rate to find one the worker sustains.
+  'halvings',
   // Counts of things that should not happen.
   'non_2xx',
   'errors',
@@ -41,6 +43,7 @@ describe('npm run bench -- --quick', () => {
       machine: { cores: number; node: string; redis: string };
       figures: Record<string, Record<string, unknown>>;
       ratios: Record<string, number>;
+      ranges: Record<string, [number, number]>;
       targets: { name: string; value: number; met: boolean }[];
     };
 
@@ -78,7 +81,25 @@ describe('npm run bench -- --quick', () => {
     expect(results.machine.redis).toMatch(/^\d+\.\d+/);
     expect(results.targets.length).toBeGreaterThan(8);
     for (const target of results.targets) expect(typeof target.met, target.name).toBe('boolean');
+    // Each ratio measured in every round has its range, around its median.
+    expect(Object.keys(results.ranges)).toContain('actions_vs_raw_http_worker');
+    for (const [name, [low, high]] of Object.entries(results.ranges)) {
+      expect(results.ratios[name], name).toBeGreaterThanOrEqual(low);
+      expect(results.ratios[name], name).toBeLessThanOrEqual(high);
+    }
     // The readable table went to stdout too.
     expect(run.output).toContain('ingress, one process, vs echo');
+  });
+
+  it('profiles the ingress and the worker: self time by part, and Redis commands per action', async () => {
+    const run = ChildRun.start(['npm', 'run', '-s', 'bench:profile', '--', '--quick'], {
+      REDIS_URL: testRedisUrl(),
+    });
+    expect(await run.exited, run.output).toBe(0);
+    expect(run.count('self time by part:'), run.output).toBe(2);
+    expect(run.output).toMatch(/^ingress at \d+ webhooks\/s/m);
+    expect(run.output).toMatch(/^worker at \d+ actions\/s/m);
+    // BullMQ's own script calls, at least one per completed action.
+    expect(run.output).toMatch(/^\s+\d+\.\d\d\s+evalsha$/m);
   });
 });

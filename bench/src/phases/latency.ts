@@ -1,21 +1,22 @@
-// 1,000 webhooks/s offered, a rate the worker sustains: from enqueue, and from the ack, to the
-// start of each webhook's first action (contract section 9).
+// Webhooks offered at a rate the worker sustains (`--rate`; by default half the rate it drained
+// earlier in the run): from enqueue, and from the ack, to the start of each webhook's first action,
+// and from the ack to the completion of its last (contract section 9). At that rate nothing waits
+// in a backlog: these are the latencies of the path itself.
 import { setTimeout as delay } from 'node:timers/promises';
 import { Queue, QueueEvents } from 'bullmq';
 import { QUEUE_NAMES } from '@pw/shared';
 import type { WebhookJobData } from '@pw/shared';
 import type { ChildRun } from '@pw/test-utils';
 import type { BenchRun } from '../bench-run.js';
-import { measure } from '../measure.js';
+import { postPaced } from '../paced.js';
 import { percentile } from '../percentiles.js';
 import { startWorker, whileUp } from '../processes.js';
 import type { Sandbox, Server } from '../processes.js';
 import type { Figures, StartLatencies } from '../results.js';
 
-const OFFERED_PER_SECOND = 1000;
 /** Webhooks sampled at most, spread evenly over the phase. */
 const SAMPLE_SIZE = 2000;
-/** A worker that stops starting actions (it should not) leaves the rest of the sample out. */
+/** A worker that stops finishing actions (it should not) leaves the rest of the sample out. */
 const GIVE_UP_AFTER_MS = 120_000;
 
 /** Leaves `ingress` running, and the run's keys in Redis: the caller stops and deletes them. */
@@ -23,29 +24,58 @@ export async function latencyPhase(
   bench: BenchRun,
   ingress: Server,
   sandbox: Sandbox,
-): Promise<Figures['paced_1000']> {
-  bench.log('1,000 webhooks/s offered: enqueue and ack to action start');
+  rate: number,
+): Promise<Omit<Figures['paced'], 'halvings'>> {
+  bench.log(`${rate} webhooks/s offered: enqueue and ack to first action start, ack to last done`);
   const worker = await startWorker(bench, sandbox);
-  const paced = await whileUp(
-    measure(bench, ingress.url, { rate: OFFERED_PER_SECOND, warmup: false, recordAcks: true }),
-    ingress.child,
-    worker,
-    sandbox.child,
-  );
-  const latency = await startLatencies(bench, paced.acks ?? new Map<string, number>(), [
-    worker,
-    sandbox.child,
-  ]);
+  // Evenly spaced: autocannon's `overallRate` sends each connection's share of a second back to
+  // back, which made bursts of 50 webhooks that queued behind each other in the worker.
+  const { duration, connections, warmupSeconds } = bench.options;
+  const send = (seconds: number, onAnswer?: (status: number, body: string) => void) => {
+    bench.pool.fill(Math.ceil(rate * seconds) + 1);
+    return whileUp(
+      postPaced({
+        url: ingress.url,
+        rate,
+        seconds,
+        connections,
+        whenBusy: 'queue',
+        next: () => bench.pool.take(),
+        onAnswer,
+      }),
+      ingress.child,
+      worker,
+      sandbox.child,
+    );
+  };
+  // A warm-up at the same rate, not sampled: the new worker's first token and JIT.
+  if (warmupSeconds > 0) await send(warmupSeconds);
+  const acks = new Map<string, number>();
+  const paced = await send(duration, (status, body) => {
+    const id = status === 200 ? /"webhook_id":"([^"]+)"/.exec(body)?.[1] : undefined;
+    if (id && !acks.has(id)) acks.set(id, Date.now());
+  });
+  const latency = await latencies(bench, acks, [worker, sandbox.child]);
   await worker.stop();
-  return { offered_per_s: OFFERED_PER_SECOND, accepted_per_s: paced.acceptedPerSecond, ...latency };
+  return {
+    offered_per_s: rate,
+    accepted_per_s: Math.round((paced.answers.all?.['200'] ?? 0) / paced.seconds),
+    ...latency,
+  };
+}
+
+/** When a webhook was enqueued, its first action started and (once all are done) its last ended. */
+interface Times {
+  enqueuedAt: number;
+  firstStart?: number;
+  lastDone?: number;
 }
 
 /**
- * Enqueue-to-start and ack-to-start (the earliest of a webhook's action jobs' `processedOn`) of up
- * to 2,000 acknowledged webhooks. Waits, woken by the actions queue's events, until each sampled
- * webhook has an action started.
+ * The latencies of up to 2,000 acknowledged webhooks, each read from its jobs once all its
+ * actions are done; woken by the actions queue's events, not by polling.
  */
-async function startLatencies(
+async function latencies(
   bench: BenchRun,
   acks: Map<string, number>,
   processes: ChildRun[],
@@ -55,22 +85,25 @@ async function startLatencies(
   const webhooks = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, { connection, prefix });
   const actions = new Queue(QUEUE_NAMES.actions, { connection, prefix });
   const events = new QueueEvents(QUEUE_NAMES.actions, { connection, prefix });
-  const firstStart = (webhookId: string) => firstActionStart(webhooks, actions, webhookId);
-  const waitForStart = watchStarts(events, processes);
+  const watcher = watchActions(events, processes);
   const enqueueToStart: number[] = [];
   const ackToStart: number[] = [];
+  const ackToDone: number[] = [];
   try {
     await events.waitUntilReady();
     const giveUpAt = Date.now() + GIVE_UP_AFTER_MS;
     for (const [webhookId, ackAt] of sampleOf(acks, bench.options.quick)) {
-      let started = await firstStart(webhookId);
-      if (!started) {
-        await waitForStart(webhookId, giveUpAt);
-        started = await firstStart(webhookId);
+      let seen = watcher.seen(webhookId);
+      let times = await timesOf(webhooks, actions, webhookId);
+      while (times?.lastDone === undefined && Date.now() < giveUpAt) {
+        await watcher.next(webhookId, seen, giveUpAt);
+        seen = watcher.seen(webhookId);
+        times = await timesOf(webhooks, actions, webhookId);
       }
-      if (!started) continue;
-      enqueueToStart.push(started.at - started.enqueuedAt);
-      ackToStart.push(started.at - ackAt);
+      if (times?.firstStart === undefined || times.lastDone === undefined) continue;
+      enqueueToStart.push(times.firstStart - times.enqueuedAt);
+      ackToStart.push(times.firstStart - ackAt);
+      ackToDone.push(times.lastDone - ackAt);
     }
   } finally {
     await Promise.all([events.close(), webhooks.close(), actions.close()]);
@@ -81,6 +114,8 @@ async function startLatencies(
     enqueue_to_start_p99_ms: percentile(enqueueToStart, 99),
     ack_to_start_p50_ms: percentile(ackToStart, 50),
     ack_to_start_p99_ms: percentile(ackToStart, 99),
+    ack_to_done_p50_ms: percentile(ackToDone, 50),
+    ack_to_done_p99_ms: percentile(ackToDone, 99),
   };
 }
 
@@ -91,45 +126,58 @@ function sampleOf(acks: Map<string, number>, quick: boolean): [string, number][]
   return all.filter((_, index) => index % step === 0).slice(0, quick ? 200 : undefined);
 }
 
-/** When the webhook was enqueued and its first action started, if one has. */
-async function firstActionStart(
+/** The webhook's times from its jobs: `lastDone` only once every action job has finished. */
+async function timesOf(
   webhooks: Queue<WebhookJobData>,
   actions: Queue,
   webhookId: string,
-): Promise<{ at: number; enqueuedAt: number } | undefined> {
+): Promise<Times | undefined> {
   const webhook = await webhooks.getJob(webhookId);
   if (!webhook) return undefined;
   const jobs = await Promise.all(
     webhook.data.actions.map((action) => actions.getJob(`${webhookId}.${action}`)),
   );
   const starts = jobs.flatMap((job) => (job?.processedOn ? [job.processedOn] : []));
-  return starts.length > 0 ? { at: Math.min(...starts), enqueuedAt: webhook.timestamp } : undefined;
+  const ends = jobs.flatMap((job) => (job?.finishedOn ? [job.finishedOn] : []));
+  return {
+    enqueuedAt: webhook.timestamp,
+    firstStart: starts.length > 0 ? Math.min(...starts) : undefined,
+    lastDone: ends.length === webhook.data.actions.length ? Math.max(...ends) : undefined,
+  };
 }
 
 /**
- * Listens for action jobs going active; the function returned resolves once a webhook has had
- * one (`<webhook id>.<action>`), or at `giveUpAt`, and rejects if one of `processes` exits.
+ * Counts the actions queue's events (a job going active, completed or failed) by webhook
+ * (`<webhook id>.<action>`). `next` resolves once a webhook has had more than `since` of them, or
+ * at `giveUpAt`, and rejects if one of `processes` exits.
  */
-function watchStarts(events: QueueEvents, processes: ChildRun[]) {
-  const started = new Set<string>();
+function watchActions(events: QueueEvents, processes: ChildRun[]) {
+  const counts = new Map<string, number>();
   const waiters = new Map<string, () => void>();
-  events.on('active', ({ jobId }) => {
+  const heard = ({ jobId }: { jobId: string }) => {
     const webhookId = jobId.slice(0, jobId.lastIndexOf('.'));
-    started.add(webhookId);
+    counts.set(webhookId, (counts.get(webhookId) ?? 0) + 1);
     waiters.get(webhookId)?.();
-  });
-  return async (webhookId: string, giveUpAt: number): Promise<void> => {
-    if (started.has(webhookId)) return;
-    const woken = new Promise<void>((resolve) => waiters.set(webhookId, resolve));
-    const timeout = new AbortController();
-    const givingUp = delay(Math.max(0, giveUpAt - Date.now()), undefined, {
-      signal: timeout.signal,
-    }).catch(() => undefined);
-    try {
-      await whileUp(Promise.race([woken, givingUp]), ...processes);
-    } finally {
-      timeout.abort();
-      waiters.delete(webhookId);
-    }
+  };
+  events.on('active', heard);
+  events.on('completed', heard);
+  events.on('failed', heard);
+  const seen = (webhookId: string) => counts.get(webhookId) ?? 0;
+  return {
+    seen,
+    async next(webhookId: string, since: number, giveUpAt: number): Promise<void> {
+      if (seen(webhookId) > since) return;
+      const woken = new Promise<void>((resolve) => waiters.set(webhookId, resolve));
+      const timeout = new AbortController();
+      const givingUp = delay(Math.max(0, giveUpAt - Date.now()), undefined, {
+        signal: timeout.signal,
+      }).catch(() => undefined);
+      try {
+        await whileUp(Promise.race([woken, givingUp]), ...processes);
+      } finally {
+        timeout.abort();
+        waiters.delete(webhookId);
+      }
+    },
   };
 }

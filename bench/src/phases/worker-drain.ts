@@ -1,14 +1,19 @@
-// Our worker draining the backlog the ingress phase queued while it was stopped: actions per
-// second, to compare with the raw no-op worker.
+// Our worker draining a backlog of webhooks queued through the ingress while it was stopped:
+// actions per second from its first completion until the backlog is gone, to compare with the raw
+// baselines. Each drain gets a fresh backlog of its own and runs it to the end: the worker turns
+// webhooks into action jobs (the fan-out) ahead of running them, so a window cut short would
+// count the fan-out of webhooks whose actions it never ran.
 import type { EventEmitter } from 'node:events';
 import { once } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Queue, QueueEvents } from 'bullmq';
-import { QUEUE_NAMES } from '@pw/shared';
+import { Redis } from 'ioredis';
+import { QUEUE_NAMES, recordStreamKey } from '@pw/shared';
 import type { ChildRun } from '@pw/test-utils';
 import type { BenchRun } from '../bench-run.js';
-import { RssSampler } from '../process-usage.js';
-import { startRecorder, startWorker, whileUp } from '../processes.js';
+import { RssSampler, treeCpuMs } from '../process-usage.js';
+import { drive } from '../load.js';
+import { startIngress, startRecorder, startWorker, whileUp } from '../processes.js';
 import { benchDatabase } from '../record-store.js';
 import type { Sandbox } from '../processes.js';
 import type { Figures } from '../results.js';
@@ -20,36 +25,44 @@ export interface DrainFigures {
 }
 
 export async function workerDrainPhase(bench: BenchRun, sandbox: Sandbox): Promise<DrainFigures> {
-  bench.log('worker draining the backlog the ingress runs queued');
-  const { redisUrl, concurrency } = bench.options;
-  const backlogQueue = new Queue(QUEUE_NAMES.webhooks, {
-    connection: { url: redisUrl },
-    prefix: bench.prefix,
-  });
-  const backlog = await backlogQueue.count();
-  await backlogQueue.close();
+  const backlog = backlogSize(bench);
   const sampler = new RssSampler({ sandbox: sandbox.child.pid });
+  await freshBacklog(bench, backlog);
+  bench.log(`worker draining ${backlog} webhooks`);
   const drained = await whileUp(
     drainRate(bench, async () => {
       const worker = await startWorker(bench, sandbox);
       sampler.add('worker', worker.pid);
-      return worker;
+      return [worker];
     }),
     sandbox.child,
   );
-  await drained.worker.stop();
-  // The same again on the rest of the backlog, with the recorder writing every change to
-  // PostgreSQL as it does in a deployment: the cost of recording.
-  bench.log('worker draining the rest, the recorder writing to PostgreSQL');
+  await stopAll(drained.workers);
+  // Scale-out: two worker processes on the same queues.
+  await freshBacklog(bench, backlog);
+  bench.log(`two worker processes draining ${backlog} webhooks`);
+  const two = await whileUp(
+    drainRate(bench, () => Promise.all([startWorker(bench, sandbox), startWorker(bench, sandbox)])),
+    sandbox.child,
+  );
+  await stopAll(two.workers);
+  await freshBacklog(bench, backlog);
+  // The same again with the recorder writing every change to PostgreSQL as it does in a
+  // deployment: the cost of recording. The recorder first writes what the stream already holds
+  // (the accepted webhooks), so that the window measures it keeping up with the worker, not
+  // catching up on what came before.
+  bench.log('recorder writing the changes made so far');
   const database = await benchDatabase(bench);
   const recorder = await startRecorder(bench, database.url);
   sampler.add('recorder', recorder.pid);
+  await whileUp(streamEmptied(bench), recorder);
+  bench.log(`worker draining ${backlog} webhooks, the recorder writing to PostgreSQL`);
   const recording = await whileUp(
-    drainRate(bench, () => startWorker(bench, sandbox)),
+    drainRate(bench, async () => [await startWorker(bench, sandbox)], recorder.pid),
     sandbox.child,
     recorder,
   );
-  await recording.worker.stop();
+  await stopAll(recording.workers);
   const recordedChanges = await database.recordedChanges();
   const rss = sampler.stop();
   await recorder.stop();
@@ -58,23 +71,59 @@ export async function workerDrainPhase(bench: BenchRun, sandbox: Sandbox): Promi
   return {
     worker: {
       actions_per_s: drained.perSecond,
+      actions_per_s_two_processes: two.perSecond,
       actions_per_s_recording: recording.perSecond,
       recorded_changes: recordedChanges,
+      worker_cpu_ms_per_action: drained.workerCpuMsPerAction,
+      worker_cpu_ms_per_action_recording: recording.workerCpuMsPerAction,
+      recorder_cpu_ms_per_action: recording.alsoCpuMsPerAction,
       actions_counted: drained.completed,
       window_s: drained.seconds,
       backlog_webhooks: backlog,
-      concurrency,
+      concurrency: bench.options.concurrency,
       rss_mb: rss.worker ?? 0,
     },
     sandboxRssMb: rss.sandbox ?? 0,
   };
 }
 
+const stopAll = (workers: ChildRun[]) => Promise.all(workers.map((worker) => worker.stop()));
+
+/** Webhooks per drain: about as many as a worker runs in a phase's duration. */
+export const backlogSize = (bench: BenchRun) => Math.max(500, bench.options.duration * 400);
+
+/** Deletes the run's keys, then queues `webhooks` new webhooks through the ingress (all cores). */
+export async function freshBacklog(bench: BenchRun, webhooks: number): Promise<void> {
+  await bench.clearKeys();
+  const { redisUrl, connections, duration } = bench.options;
+  const ingress = await startIngress(bench, redisUrl, bench.cores);
+  bench.pool.fill(webhooks);
+  const load = await whileUp(
+    drive(bench.pool, {
+      url: ingress.url,
+      connections,
+      durationSeconds: duration,
+      amount: webhooks,
+    }),
+    ingress.child,
+  );
+  await ingress.child.stop();
+  if (load.non2xx > 0 || load.errors > 0) {
+    throw new Error(`the ingress refused ${load.non2xx + load.errors} webhooks of the backlog`);
+  }
+}
+
 /**
- * Completed actions per second of the worker `start` starts, counted from its first completion
- * for the phase's duration, or until the backlog is gone.
+ * Completed actions per second of the workers `start` starts, from the first completion until
+ * the backlog is gone (or, with `windowSeconds`, for that long at most); with the CPU time the
+ * workers, and the process `alsoPid` if given (the recorder), used per action in that window.
  */
-async function drainRate(bench: BenchRun, start: () => Promise<ChildRun>) {
+export async function drainRate(
+  bench: BenchRun,
+  start: () => Promise<ChildRun[]>,
+  alsoPid?: number,
+  windowSeconds = Math.max(60, bench.options.duration * 10),
+) {
   const connection = { url: bench.options.redisUrl };
   const { prefix } = bench;
   const actions = new Queue(QUEUE_NAMES.actions, { connection, prefix });
@@ -83,11 +132,13 @@ async function drainRate(bench: BenchRun, start: () => Promise<ChildRun>) {
   try {
     await events.waitUntilReady();
     const firstCompletion = once(events as EventEmitter, 'completed');
-    const worker = await start();
-    await whileUp(firstCompletion, worker);
+    const workers = await start();
+    await whileUp(firstCompletion, ...workers);
+    const workersCpuMs = () => workers.reduce((sum, worker) => sum + treeCpuMs(worker.pid), 0);
     const completed = async () => (await actions.getJobCounts('completed')).completed ?? 0;
     const before = await completed();
     const started = performance.now();
+    const cpuBefore = [workersCpuMs(), alsoPid ? treeCpuMs(alsoPid) : 0];
     // The actions queue empties now and then while the fan-out catches up: check both queues.
     const backlogGone = new Promise<void>((resolve) => {
       events.on('drained', () => {
@@ -95,19 +146,36 @@ async function drainRate(bench: BenchRun, start: () => Promise<ChildRun>) {
       });
     });
     const window = new AbortController();
-    const windowEnds = delay(bench.options.duration * 1000, undefined, { signal: window.signal });
-    await whileUp(Promise.race([windowEnds, backlogGone]), worker);
+    const windowEnds = delay(windowSeconds * 1000, undefined, { signal: window.signal });
+    await whileUp(Promise.race([windowEnds, backlogGone]), ...workers);
     window.abort();
     const after = await completed();
     const elapsed = (performance.now() - started) / 1000;
+    const cpuAfter = [workersCpuMs(), alsoPid ? treeCpuMs(alsoPid) : 0];
+    const perAction = (i: number) =>
+      Math.round(
+        (((cpuAfter[i] ?? 0) - (cpuBefore[i] ?? 0)) / Math.max(1, after - before)) * 1000,
+      ) / 1000;
     return {
+      workerCpuMsPerAction: perAction(0),
+      alsoCpuMsPerAction: perAction(1),
       perSecond: Math.round((after - before) / elapsed),
       completed: after - before,
       seconds: Math.round(elapsed * 100) / 100,
-      worker,
+      workers,
     };
   } finally {
     await Promise.all([events.close(), actions.close(), webhooks.close()]);
+  }
+}
+
+/** Resolves once the record stream is empty: the recorder deletes each change after its commit. */
+async function streamEmptied(bench: BenchRun): Promise<void> {
+  const redis = new Redis(bench.options.redisUrl);
+  try {
+    while ((await redis.xlen(recordStreamKey(bench.prefix))) > 0) await delay(200);
+  } finally {
+    redis.disconnect();
   }
 }
 

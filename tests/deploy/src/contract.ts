@@ -35,6 +35,13 @@ export const CONTRACT_VARIABLES = [
   'DATABASE_URL',
   'RECORD_RETENTION_DAYS',
   'RECORDER_HEALTH_PORT',
+  // Section 3's "OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_SERVICE_NAME, ...":
+  // OpenTelemetry's own variables, of which compose passes these.
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_PROTOCOL',
+  'OTEL_SERVICE_NAME',
+  'OTEL_TRACES_SAMPLER',
+  'OTEL_TRACES_SAMPLER_ARG',
 ] as const;
 
 /** Every `VARIABLE` the "Variables" section of docs/configuration.md names in backticks. */

@@ -9,6 +9,7 @@ import {
   lineage as stageLineage,
   parseStages,
 } from '../src/dockerfile.js';
+import { INGRESS_NODE_FLAGS } from '@pw/shared';
 import type { Stage } from '../src/dockerfile.js';
 import { HEALTHCHECK_SCRIPT } from '../src/health-check.js';
 import { readRepoFile, repoFileExists, repoPath } from '../src/repo.js';
@@ -49,6 +50,15 @@ const copiesHealthcheckScript = (name: string): boolean =>
         sources[0] === HEALTHCHECK_SCRIPT &&
         (destination === HEALTHCHECK_SCRIPT || destination === 'deploy/'),
     );
+
+/** Tracing's bootstrap, which every app's CMD imports before the app (docs/operations.md#tracing). */
+const TRACING_BOOTSTRAP = 'packages/shared/tracing/register.mjs';
+
+/** The COPY instructions of the stage and its parents. */
+const copiesOf = (name: string) =>
+  lineage(name)
+    .flatMap((s) => s.instructions.filter((instruction) => instruction.keyword === 'COPY'))
+    .map(copyParts);
 
 /** package.json of every workspace in the root package.json's `workspaces` (`dir` or `dir/*`). */
 const workspaceManifests = (): string[] => {
@@ -166,7 +176,21 @@ describe('Dockerfile', () => {
       expect(healthcheck!.flags).toEqual(APP_HEALTHCHECK_TIMING);
       expect(copiesHealthcheckScript(app)).toBe(true);
 
-      expect(instructions(app, 'CMD').at(-1)?.exec).toEqual(['node', `apps/${app}/dist/main.js`]);
+      // Tracing's bootstrap first: it must load before the app's imports, and does nothing
+      // without an OTLP endpoint.
+      expect(instructions(app, 'CMD').at(-1)?.exec).toEqual([
+        'node',
+        // The ingress's heap limits, the same the bench measures it with.
+        ...(app === 'ingress' ? INGRESS_NODE_FLAGS : []),
+        '--import',
+        `./${TRACING_BOOTSTRAP}`,
+        `apps/${app}/dist/main.js`,
+      ]);
+      expect(copiesOf(app)).toContainEqual({
+        flags: {},
+        sources: [TRACING_BOOTSTRAP],
+        destination: TRACING_BOOTSTRAP,
+      });
       const copies = instructions(app, 'COPY').map(copyParts);
       expect(copies).toContainEqual({
         flags: { from: 'build' },
@@ -199,7 +223,7 @@ describe('Dockerfile', () => {
     expect(copy!.destination.replace(/\/$/, '')).toBe(
       posix.join(posix.dirname(bundle), '../migrations'),
     );
-    expect(instructions('recorder', 'CMD').at(-1)?.exec).toEqual(['node', bundle]);
+    expect(instructions('recorder', 'CMD').at(-1)?.exec?.at(-1)).toBe(bundle);
   });
 
   it('runs the partner-API stand-in for compose as node, from its bundle, checking its health route', () => {

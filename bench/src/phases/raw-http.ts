@@ -1,0 +1,96 @@
+// The worker's fair baseline (contract section 9): a raw BullMQ Worker, in a process of its own,
+// making the same partner-API call with undici to the same stand-in for the same webhooks the
+// real worker drains, at the same concurrency; no token manager, no records. Its jobs are built
+// from the webhooks the ingress phases queued: the same paths, the same bodies.
+import { Queue } from 'bullmq';
+import { ACTION_SPECS, QUEUE_NAMES } from '@pw/shared';
+import type { WebhookJobData } from '@pw/shared';
+import type { BenchRun } from '../bench-run.js';
+import type { Sandbox } from '../processes.js';
+import { startRawHttpWorker, whileUp } from '../processes.js';
+import type { Figures } from '../results.js';
+
+const RAW_QUEUE = 'raw-http';
+
+/** `{quote_id}` in a path from the event's field of that name, as the real worker fills it. */
+export const fillPath = (template: string, event: Record<string, unknown>): string =>
+  template.replace(/\{(\w+)\}/g, (_, field: string) => {
+    const value = event[field];
+    return encodeURIComponent(typeof value === 'string' || typeof value === 'number' ? value : '');
+  });
+
+export async function rawHttpWorkerPhase(
+  bench: BenchRun,
+  sandbox: Sandbox,
+): Promise<Figures['raw_http_worker']> {
+  bench.log('baseline: raw BullMQ worker making the same partner-API calls');
+  const { redisUrl, concurrency, duration } = bench.options;
+  const connection = { url: redisUrl };
+  const { prefix } = bench;
+  const webhooks = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, { connection, prefix });
+  const raw = new Queue(RAW_QUEUE, { connection, prefix });
+  try {
+    // About as many jobs as the real worker drains in a phase, at the rate this baseline reaches.
+    const wanted = bench.options.quick ? 1000 : Math.max(2000, duration * 1500);
+    const jobs: { name: string; data: unknown; opts: object }[] = [];
+    let webhookCount = 0;
+    for (let start = 0; jobs.length < wanted; start += 500) {
+      const page = await webhooks.getWaiting(start, start + 499);
+      if (page.length === 0) break;
+      for (const { data } of page) {
+        webhookCount++;
+        for (const action of data.actions) {
+          const { method, path } = ACTION_SPECS[action].call;
+          jobs.push({
+            name: action,
+            data: {
+              method,
+              path: fillPath(path, data.event),
+              body: { webhook_id: data.webhook_id, action, event: data.event },
+              key: `${data.webhook_id}:${action}`,
+            },
+            opts: {
+              jobId: `${data.webhook_id}.${action}`,
+              attempts: 5,
+              removeOnComplete: { age: 3600 },
+            },
+          });
+        }
+      }
+    }
+    for (let i = 0; i < jobs.length; i += 1000) await raw.addBulk(jobs.slice(i, i + 1000));
+    const token = await sandboxToken(sandbox.env);
+    bench.ownTokenRequests++;
+    const child = await startRawHttpWorker(bench, sandbox, token, jobs.length);
+    await whileUp(child.printed('jobs_per_s'), child, sandbox.child);
+    const line = /\{"jobs_per_s".*\}/.exec(child.output)?.[0] ?? '{}';
+    const result = JSON.parse(line) as { jobs_per_s: number; cpu_ms_per_job: number };
+    await child.stop();
+    return {
+      jobs_per_s: result.jobs_per_s,
+      cpu_ms_per_job: result.cpu_ms_per_job,
+      jobs: jobs.length,
+      actions_per_webhook: Math.round((jobs.length / Math.max(1, webhookCount)) * 100) / 100,
+      concurrency,
+    };
+  } finally {
+    await raw.obliterate({ force: true });
+    await Promise.all([raw.close(), webhooks.close()]);
+  }
+}
+
+/** One access token from the sandbox's identity provider, asked for with plain fetch. */
+async function sandboxToken(env: Record<string, string>): Promise<string> {
+  const url = `${env.AUTH_URL}/realms/${env.AUTH_REALM}/protocol/openid-connect/token`;
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: env.AUTH_CLIENT_ID ?? '',
+      client_secret: env.AUTH_CLIENT_SECRET ?? '',
+    }),
+  });
+  if (!response.ok) throw new Error(`the sandbox refused a token: ${response.status}`);
+  return ((await response.json()) as { access_token: string }).access_token;
+}
