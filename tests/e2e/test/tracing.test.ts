@@ -6,10 +6,17 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acknowledgementSchema, DEV_WEBHOOK_SECRET, sampleEvent, signEvent } from '@pw/shared';
+import { launchChromium } from '@pw/test-utils';
 import { startSystem } from './system.js';
 import type { RunningSystem } from './system.js';
+import { waterfallPage } from './trace-waterfall.js';
+import type { WaterfallSpan } from './trace-waterfall.js';
+
+/** The trace of the first test, drawn as a waterfall (linked from docs/operations.md). */
+const SCREENSHOT = fileURLToPath(new URL('../../../docs/trace.png', import.meta.url));
 
 interface OtlpValue {
   stringValue?: string;
@@ -18,6 +25,9 @@ interface OtlpValue {
 interface OtlpSpan {
   traceId: string;
   spanId: string;
+  parentSpanId?: string;
+  startTimeUnixNano: string | number;
+  endTimeUnixNano: string | number;
   name: string;
   kind: number;
   attributes?: { key: string; value: OtlpValue }[];
@@ -28,11 +38,8 @@ interface ExportRequest {
     scopeSpans: { spans: OtlpSpan[] }[];
   }[];
 }
-interface Span {
-  service: string;
-  name: string;
+interface Span extends WaterfallSpan {
   kind: number;
-  attributes: Record<string, string>;
 }
 
 /** Every span received, with its service, by trace id; and the content types that came. */
@@ -53,7 +60,16 @@ function receive(body: ExportRequest): void {
         (span.attributes ?? []).map(({ key, value }) => [key, valueOf(value)]),
       );
       const spans = traces.get(span.traceId) ?? [];
-      spans.push({ service, name: span.name, kind: span.kind, attributes });
+      spans.push({
+        spanId: span.spanId,
+        parentSpanId: span.parentSpanId ?? '',
+        service,
+        name: span.name,
+        startNanos: BigInt(span.startTimeUnixNano),
+        endNanos: BigInt(span.endTimeUnixNano),
+        kind: span.kind,
+        attributes,
+      });
       traces.set(span.traceId, spans);
     }
   }
@@ -101,11 +117,12 @@ async function traceOnce(traceId: string, condition: (spans: Span[]) => boolean)
 describe('tracing', { timeout: 60_000 }, () => {
   it("continues the sender's trace from the webhook request to the partner-API call", async () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const senderSpanId = '00f067aa0ba902b7';
     const answer = await fetch(`${system.url.ingress}/webhooks/quote-status`, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
-        traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+        traceparent: `00-${traceId}-${senderSpanId}-01`,
       },
       body: JSON.stringify(
         signEvent(sampleEvent('quote', { id: 'traced', status: 'approved' }), DEV_WEBHOOK_SECRET),
@@ -116,11 +133,17 @@ describe('tracing', { timeout: 60_000 }, () => {
 
     const tokenRequest = (span: Span) =>
       (span.attributes['url.full'] ?? '').endsWith('/protocol/openid-connect/token');
+    // One tree: every span's parent is the sender's span or another span of the trace.
+    const unparented = (all: Span[]) => {
+      const ids = new Set([senderSpanId, ...all.map((span) => span.spanId)]);
+      return all.filter((span) => !ids.has(span.parentSpanId));
+    };
     const spans = await traceOnce(
       traceId,
       (all) =>
         all.filter((span) => span.service === 'pw-worker' && span.attributes.action).length >= 3 &&
-        all.some(tokenRequest),
+        all.some(tokenRequest) &&
+        unparented(all).length === 0,
     );
     // The worker's first actions needed a token: its request is in this trace (one, shared).
     expect(spans.filter(tokenRequest)).toHaveLength(1);
@@ -165,6 +188,19 @@ describe('tracing', { timeout: 60_000 }, () => {
     );
     expect(record.trace_id).toBe(traceId);
     expect(contentTypes).toEqual(new Set(['application/json']));
+
+    // The trace as a tracing backend would draw it: the ingress's request at the top.
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 600 } });
+      await page.setContent(waterfallPage(traceId, spans));
+      const rows = await page.locator('tr').allTextContents();
+      expect(rows).toHaveLength(spans.length);
+      expect(rows[0]).toMatch(/^\s*pw-ingress POST \/webhooks\/quote-status/);
+      await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    } finally {
+      await browser.close();
+    }
   });
 
   it('a webhook without a traceparent starts a trace of its own, and log lines carry its ids', async () => {
