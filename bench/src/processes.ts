@@ -61,17 +61,20 @@ export async function sandboxStats(sandbox: Sandbox): Promise<SandboxStats> {
   return answer;
 }
 
-/** The built ingress (`workers` processes) on Redis at `redisUrl`, once it is ready. */
+/**
+ * The built ingress (`workers` processes) on Redis at `redisUrl`, once it is ready. `v8Flags`:
+ * by default those of its image's CMD, the ingress as it ships.
+ */
 export async function startIngress(
   bench: BenchRun,
   redisUrl: string,
   workers: number,
   env: Record<string, string> = {},
   nodeArgs: string[] = [],
+  v8Flags: readonly string[] = INGRESS_NODE_FLAGS,
 ): Promise<Server> {
   const port = await freePort();
-  // With the V8 flags of its image's CMD: the ingress as it ships.
-  const args = [...INGRESS_NODE_FLAGS, ...nodeArgs, 'apps/ingress/dist/main.js'];
+  const args = [...v8Flags, ...nodeArgs, 'apps/ingress/dist/main.js'];
   const child = startNode(bench, 'ingress', args, {
     NODE_ENV: 'development',
     REDIS_URL: redisUrl,

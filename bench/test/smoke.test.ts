@@ -102,4 +102,19 @@ describe('npm run bench -- --quick', () => {
     // BullMQ's own script calls, at least one per completed action.
     expect(run.output).toMatch(/^\s+\d+\.\d\d\s+evalsha$/m);
   });
+
+  it('compares the ingress under each set of V8 heap flags: CPU per webhook, rate, peak RSS', async () => {
+    const run = ChildRun.start(['npm', 'run', '-s', 'bench:ingress-flags', '--', '--quick'], {
+      REDIS_URL: testRedisUrl(),
+    });
+    expect(await run.exited, run.output).toBe(0);
+    const measure = String.raw`(\d+(?:\.\d+)?) \(\d+(?:\.\d+)? - \d+(?:\.\d+)?\)`;
+    for (const name of ['shipped', 'v8 defaults', 'old 128, semi 4']) {
+      const line = new RegExp(`^${name}\\s+${measure}\\s+${measure}\\s+${measure}$`, 'm').exec(
+        run.output,
+      );
+      expect(line, `${name} in:\n${run.output}`).not.toBeNull();
+      for (const value of line!.slice(1)) expect(Number(value), name).toBeGreaterThan(0);
+    }
+  });
 });
