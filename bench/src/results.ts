@@ -214,9 +214,7 @@ export function median(values: readonly number[]): number {
   if (values.length === 0) return 0;
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? sorted[middle]!
-    : Math.round(((sorted[middle - 1]! + sorted[middle]!) / 2) * 100) / 100;
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 /** Each number of `records` (objects of the same shape, nested) replaced by its median. */
