@@ -114,9 +114,17 @@ export async function freshBacklog(bench: BenchRun, webhooks: number): Promise<v
 }
 
 /**
+ * A window ends no sooner than this many completions (unless the backlog is gone first): a short
+ * window (--quick's 1 s) on a busy machine could otherwise end before a new worker, slowed by
+ * its start, completes anything, and report 0 actions/s.
+ */
+const MIN_COMPLETIONS = 50;
+
+/**
  * Completed actions per second of the workers `start` starts, from the first completion until
- * the backlog is gone (or, with `windowSeconds`, for that long at most); with the CPU time the
- * workers, and the process `alsoPid` if given (the recorder), used per action in that window.
+ * the backlog is gone (or, with `windowSeconds`, for that long at most, and at least
+ * `MIN_COMPLETIONS` completions); with the CPU time the workers, and the process `alsoPid` if
+ * given (the recorder), used per action in that window.
  */
 export async function drainRate(
   bench: BenchRun,
@@ -136,6 +144,12 @@ export async function drainRate(
     await whileUp(firstCompletion, ...workers);
     const workersCpuMs = () => workers.reduce((sum, worker) => sum + treeCpuMs(worker.pid), 0);
     const completed = async () => (await actions.getJobCounts('completed')).completed ?? 0;
+    let completions = 0;
+    const enoughCompletions = new Promise<void>((resolve) => {
+      events.on('completed', () => {
+        if (++completions >= MIN_COMPLETIONS) resolve();
+      });
+    });
     const before = await completed();
     const started = performance.now();
     const cpuBefore = [workersCpuMs(), alsoPid ? treeCpuMs(alsoPid) : 0];
@@ -147,7 +161,10 @@ export async function drainRate(
     });
     const window = new AbortController();
     const windowEnds = delay(windowSeconds * 1000, undefined, { signal: window.signal });
-    await whileUp(Promise.race([windowEnds, backlogGone]), ...workers);
+    await whileUp(
+      Promise.race([Promise.all([windowEnds, enoughCompletions]), backlogGone]),
+      ...workers,
+    );
     window.abort();
     const after = await completed();
     const elapsed = (performance.now() - started) / 1000;
