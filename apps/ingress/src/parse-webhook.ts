@@ -127,10 +127,12 @@ export function parseWebhook(
       [{ path: '', message: 'expected a JSON object' }],
     );
   }
-  // Computed once, when first needed: by the signature check, else for deduplication.
-  const event = withoutSignature(value);
+  // Each computed once, when first needed: by the signature check, else for deduplication. Not
+  // before: a body with no signature to check is refused without copying its members.
+  let event: Record<string, unknown> | undefined;
+  const eventOf = () => (event ??= withoutSignature(value));
   let canonical: string | undefined;
-  const canonicalOf = () => (canonical ??= canonicalJson(event));
+  const canonicalOf = () => (canonical ??= canonicalJson(eventOf()));
   if (
     settings.signatureMode === 'required' &&
     !verifyEvent(value, settings.webhookSecrets, canonicalOf)
@@ -156,7 +158,7 @@ export function parseWebhook(
   }
   checkFreshness(value.timestamp as string, settings, now);
   return {
-    event,
+    event: eventOf(),
     canonical: canonicalOf(),
     entityId: String(value[definition.entityIdField]),
   };
