@@ -2,14 +2,12 @@
 // at a time, driven as fast as it answers (as in the bench's ingress phase), under each set of
 // flags in turn, in interleaved rounds: CPU per accepted webhook (user and system time from /proc,
 // less noisy than a rate on a shared machine), accepted/s and peak RSS, as medians and ranges.
-import { execFileSync } from 'node:child_process';
 import { INGRESS_NODE_FLAGS } from '@pw/shared';
-import { repoRoot } from '@pw/test-utils';
 import { BenchRun } from './bench-run.js';
 import { measure } from './measure.js';
 import { readOptions } from './options.js';
 import { RssSampler, treeCpuMs } from './process-usage.js';
-import { startIngress, whileUp } from './processes.js';
+import { buildApps, startIngress, whileUp } from './processes.js';
 import { median } from './results.js';
 
 /** The flag sets compared: as it ships, V8's defaults, and the 4 MB semi-spaces shipped before. */
@@ -61,12 +59,7 @@ function row(name: string, all: Measure[]): string {
 }
 
 await bench.runToEnd(async () => {
-  bench.log('building the apps (npm run build)');
-  execFileSync('npm', ['run', '-s', 'build'], {
-    cwd: repoRoot,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  process.chdir(repoRoot);
+  buildApps(bench);
   const measures = new Map<string, Measure[]>();
   for (let round = 1; round <= options.rounds; round++) {
     for (const [name, flags] of Object.entries(FLAG_SETS)) {

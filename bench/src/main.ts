@@ -2,10 +2,8 @@
 // bare Express JSON echo, raw BullMQ enqueue and no-op worker) and the real ingress and worker
 // processes on the same machine, prints a table and writes bench/results.json. Each phase is a
 // module of phases/; this one runs them in order and puts their figures together.
-import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { repoRoot } from '@pw/test-utils';
 import { BenchRun } from './bench-run.js';
 import { benchNotes } from './notes.js';
 import { readOptions } from './options.js';
@@ -20,7 +18,7 @@ import { rawHttpWorkerPhase } from './phases/raw-http.js';
 import { sustainedPhase } from './phases/sustained.js';
 import { tracingPhase } from './phases/tracing.js';
 import { workerDrainPhase } from './phases/worker-drain.js';
-import { sandboxStats, startIngress, startSandbox } from './processes.js';
+import { buildApps, sandboxStats, startIngress, startSandbox } from './processes.js';
 import type { Sandbox, Server } from './processes.js';
 import { printTable } from './report.js';
 import { redisInfo } from './redis-info.js';
@@ -110,12 +108,7 @@ function roundRatios(f: RoundFigures): Pick<Ratios, RoundRatio> {
  * what it starts unless it says not.
  */
 async function runPhases(): Promise<Results> {
-  bench.log('building the apps (npm run build)');
-  execFileSync('npm', ['run', '-s', 'build'], {
-    cwd: repoRoot,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  process.chdir(repoRoot);
+  buildApps(bench);
   const startedAt = new Date();
   const redis = await redisInfo(options.redisUrl);
   const host = new URL(options.redisUrl).host;

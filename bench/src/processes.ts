@@ -1,7 +1,8 @@
 // The processes the bench measures: the Express echo, the sandbox, the ingress and the worker, each
 // a ChildRun that the run tracks, started and awaited until it answers.
+import { execFileSync } from 'node:child_process';
 import { INGRESS_NODE_FLAGS } from '@pw/shared';
-import { ChildRun, freePort } from '@pw/test-utils';
+import { ChildRun, freePort, repoRoot } from '@pw/test-utils';
 import type { BenchRun } from './bench-run.js';
 import type { SandboxReady, SandboxStats } from './sandbox-process.js';
 
@@ -145,4 +146,17 @@ export async function startRawHttpWorker(
   });
   await child.printed('raw-http-worker ready');
   return child;
+}
+
+/**
+ * `npm run build`, then the repository's root as the working directory: the phases start the
+ * built apps (`apps/<app>/dist/main.js`) by their paths from there.
+ */
+export function buildApps(bench: BenchRun): void {
+  bench.log('building the apps (npm run build)');
+  execFileSync('npm', ['run', '-s', 'build'], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  process.chdir(repoRoot);
 }

@@ -2,7 +2,6 @@
 // through one ingress process run with `node --cpu-prof`, then lets a worker, also profiled, drain
 // them, and prints each profile's self time by package and by function. The profiles stay in
 // bench/profiles/ to open in Chrome's DevTools (Performance, "Load profile").
-import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,7 +13,7 @@ import { formatSummary, readProfile, summarize } from './cpu-profile.js';
 import { measure } from './measure.js';
 import { readOptions } from './options.js';
 import { drainRate } from './phases/worker-drain.js';
-import { startIngress, startSandbox, startWorker, whileUp } from './processes.js';
+import { buildApps, startIngress, startSandbox, startWorker, whileUp } from './processes.js';
 
 const options = readOptions();
 const bench = new BenchRun(options);
@@ -66,12 +65,7 @@ async function completedActions(redisUrl: string, prefix: string): Promise<numbe
 }
 
 await bench.runToEnd(async () => {
-  bench.log('building the apps (npm run build)');
-  execFileSync('npm', ['run', '-s', 'build'], {
-    cwd: repoRoot,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  process.chdir(repoRoot);
+  buildApps(bench);
   const sandbox = await startSandbox(bench);
   bench.log(`ingress, one process, profiled, driven for ${options.duration} s (no worker)`);
   const ingress = await startIngress(bench, options.redisUrl, 1, {}, profiling('ingress'));
