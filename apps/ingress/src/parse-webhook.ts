@@ -135,7 +135,7 @@ export function parseWebhook(
   const canonicalOf = () => (canonical ??= canonicalJson(eventOf()));
   if (
     settings.signatureMode === 'required' &&
-    !verifyEvent(value, settings.webhookSecrets, canonicalOf)
+    !verifyEvent(value, settings.webhookSecrets, { unsigned: eventOf, canonical: canonicalOf })
   ) {
     throw new RequestRejectedError(
       'invalid_signature',

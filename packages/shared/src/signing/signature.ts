@@ -47,14 +47,17 @@ export function signEvent<T extends Record<string, unknown>>(
 export function verifyEvent(
   event: Record<string, unknown>,
   secrets: readonly string[],
-  /** The canonical form of the event without `signature`, when the caller keeps it for later. */
-  canonical?: () => string,
+  /**
+   * The event without `signature`, and its canonical form, when the caller keeps them for later
+   * (each made once, on first use).
+   */
+  kept: { unsigned?: () => Record<string, unknown>; canonical?: () => string } = {},
 ): boolean {
   const { signature } = event;
   if (typeof signature !== 'string' || !SIGNATURE_PATTERN.test(signature)) return false;
-  const unsigned = withoutSignature(event);
+  const unsigned = kept.unsigned ? kept.unsigned() : withoutSignature(event);
   return (
     verify(JSON.stringify(unsigned), signature, secrets) ||
-    verify(canonical ? canonical() : canonicalJson(unsigned), signature, secrets)
+    verify(kept.canonical ? kept.canonical() : canonicalJson(unsigned), signature, secrets)
   );
 }
