@@ -7,8 +7,8 @@ export function benchNotes(flood: FloodSettings, figures: FloodFigures): Notes {
     worker:
       "Our worker's actions/s include, for every action, a partner-API HTTP call (the sandbox " +
       'answers 200 at once) with a bearer token from the token manager, the outcome-record writes ' +
-      'and change notification, the out-of-order check for state-changing actions, and its share ' +
-      "of the fan-out (webhooks job -> action jobs). The raw no-op worker's jobs do nothing.",
+      'and change notification, and the out-of-order check for state-changing actions (the ' +
+      "ingress adds the action jobs itself). The raw no-op worker's jobs do nothing.",
     rss: 'Peak VmRSS from /proc during load; the ingress cluster counts the primary and its children. The sandbox runs under tsx.',
     aof:
       'Both private redis-server processes have the same flags but appendonly; ' +
@@ -28,7 +28,7 @@ export function benchNotes(flood: FloodSettings, figures: FloodFigures): Notes {
       "ingress_cpu_ms_*: the ingress's CPU time from /proc per request, its idle share included: " +
       `legitimate ones alone, and each shape alone offered at the limit for ${flood.shapeSeconds} s.`,
     latency:
-      'enqueue-to-start: first action job processedOn - webhooks job timestamp; ack-to-start: the same ' +
+      "enqueue-to-start: first action job processedOn - the action jobs' timestamp (the ingress adds them at once); ack-to-start: the same " +
       'processedOn - when the load generator received the ack (one machine clock).',
   };
 }

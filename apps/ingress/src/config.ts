@@ -9,6 +9,7 @@ import {
   readActionsConfig,
   recordTtlEnv,
   resolveSigning,
+  retryEnv,
   signingEnv,
   withCommonChecks,
 } from '@pw/shared';
@@ -39,6 +40,7 @@ export const ingressVariables = (production: boolean) => ({
   }),
   RECORD_TTL_SECONDS: recordTtlEnv,
   ACTIONS_CONFIG: actionsConfigEnv,
+  ...retryEnv,
 });
 
 const ingressEnv = (production: boolean, actions: ActionsConfig) =>

@@ -18,9 +18,10 @@ import {
   OutcomeStore,
   QUEUE_NAMES,
   redisHosts,
+  retryPolicy,
   RulesStore,
 } from '@pw/shared';
-import type { RedisClient, WebhookJobData } from '@pw/shared';
+import type { ActionJobData, RedisClient } from '@pw/shared';
 import { createApp } from './app.js';
 import { clusterMetricsClient, runPrimary } from './cluster.js';
 import { loadIngressConfig } from './config.js';
@@ -49,7 +50,8 @@ function serve(): void {
     connectionName: 'pw-ingress',
   });
   redis.on('error', (error) => log.warn({ err: error }, 'Redis connection error'));
-  const queue = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, {
+  // The ingress adds each webhook's action jobs itself (no fan-out job in between).
+  const queue = new Queue<ActionJobData>(QUEUE_NAMES.actions, {
     connection: redis,
     prefix: config.QUEUE_PREFIX,
   });
@@ -70,6 +72,8 @@ function serve(): void {
       dedupWindowSeconds: config.DEDUP_WINDOW_SECONDS,
       maxClockSkewSeconds: config.MAX_CLOCK_SKEW_SECONDS,
       recordTtlSeconds: config.RECORD_TTL_SECONDS,
+      actionsConfig: config.actions,
+      retry: retryPolicy(config),
     }),
     rules,
     redis,

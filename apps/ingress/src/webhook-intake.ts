@@ -2,18 +2,25 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Job } from 'bullmq';
 import type { Queue } from 'bullmq';
 import {
+  ackBucketSeconds,
+  actionJobs,
   annotateSpan,
+  deadLetterSeconds,
+  eventTime,
   findAck,
+  INTAKE_COMMAND,
   inProducerSpan,
   jobTraceMetadata,
-  OPEN_ACCEPTED_COMMAND,
+  keys,
   RetryableError,
   traceFields,
-  webhookJobOptions,
 } from '@pw/shared';
 import type {
   Acknowledgement,
+  ActionJobData,
   ActionName,
+  ActionsConfig,
+  BackoffPolicy,
   ErrorCode,
   EventType,
   OutcomeStore,
@@ -28,7 +35,11 @@ export interface IntakeSettings {
   maxClockSkewSeconds: number;
   /** How long finished jobs are kept (`RECORD_TTL_SECONDS`). */
   recordTtlSeconds: number;
-  /** The most webhooks sent to Redis in one pipeline. @defaultValue 256 */
+  /** Per-action attempts and backoff (`ACTIONS_CONFIG`). */
+  actionsConfig: ActionsConfig;
+  /** The default retry policy (`ACTION_ATTEMPTS`, `ACTION_BACKOFF`, `ACTION_BACKOFF_DELAY_MS`). */
+  retry: { attempts: number; backoff: BackoffPolicy };
+  /** The most webhooks sent to Redis in one transaction. @defaultValue 256 */
   maxBatch?: number;
 }
 
@@ -49,7 +60,11 @@ export interface IncomingWebhook {
 }
 
 interface Pending {
-  job: Job<WebhookJobData>;
+  webhook: WebhookJobData;
+  /** Its action jobs, refused by BullMQ as duplicates when the webhook is a repeat. */
+  jobs: Job<ActionJobData>[];
+  /** The SHA-256 of the event's canonical JSON. */
+  digest: string;
   /** The request's trace, kept with the webhook's record; null without tracing. */
   traceId: string | null;
   resolve(accepted: AcceptedWebhook): void;
@@ -89,13 +104,13 @@ const unavailable = (cause?: unknown) =>
   });
 
 /**
- * Deduplicates and durably enqueues accepted webhooks in one Redis script per webhook: BullMQ's
- * add, with the SHA-256 of the event's canonical JSON as its deduplication id for
- * `DEDUP_WINDOW_SECONDS`. Either the job and its deduplication key are both written or neither
- * is, so a failure leaves nothing half done. A repeat gets the id of the first job, whose data
- * holds the first ack. Right after each add, in the same pipeline, the webhook's outcome record
- * is opened (`queued`) when the add created the job. Webhooks that arrive together are sent in one pipeline (one round trip):
- * the first of a batch is sent once the current turn of the event loop is over, so a lone
+ * Deduplicates and durably enqueues accepted webhooks: for each, in one Redis transaction, the
+ * intake script (`INTAKE_COMMAND`: the deduplication key of the SHA-256 of the event's canonical
+ * JSON for `DEDUP_WINDOW_SECONDS`, the entity's newest event time, the outcome record, the kept
+ * ack, the counts) and BullMQ's add of each of its action jobs. A new webhook gets its record and
+ * its jobs, or nothing; a repeat gets the first delivery's id and adds nothing (its action jobs
+ * are refused as duplicates). Webhooks that arrive together share one transaction (one round
+ * trip): the first of a batch is sent once the current turn of the event loop is over, so a lone
  * request waits for nothing.
  */
 export class WebhookIntake {
@@ -103,19 +118,19 @@ export class WebhookIntake {
   private flushScheduled = false;
 
   /**
-   * How long the deduplication key (and the first job, whose data holds the first ack) is kept:
-   * as long as the event can still be accepted. An event dated up to MAX_CLOCK_SKEW_SECONDS ahead
-   * stays acceptable for DEDUP_WINDOW_SECONDS after that date, so a captured signed event can
-   * never run twice, however late it is replayed. A minute more covers clocks of several ingress
-   * hosts that differ a little (the window is judged on the host's clock, the key expires on Redis's).
+   * How long the deduplication key is kept: as long as the event can still be accepted. An event
+   * dated up to MAX_CLOCK_SKEW_SECONDS ahead stays acceptable for DEDUP_WINDOW_SECONDS after that
+   * date, so a captured signed event can never run twice, however late it is replayed. A minute
+   * more covers clocks of several ingress hosts that differ a little (the window is judged on the
+   * host's clock, the key expires on Redis's).
    */
   private readonly dedupSeconds: number;
 
-  /** Whether the queue's client has the command that opens outcome records. */
-  private recordCommandDefined = false;
+  /** Whether the queue's client has the intake command. */
+  private commandDefined = false;
 
   constructor(
-    private readonly queue: Queue<WebhookJobData>,
+    private readonly actionsQueue: Queue<ActionJobData>,
     private readonly outcomes: OutcomeStore,
     private readonly settings: IntakeSettings,
   ) {
@@ -124,14 +139,13 @@ export class WebhookIntake {
 
   /** Enqueues the webhook, or answers a repeat with its first ack (a producer span, tracing on). */
   accept(incoming: IncomingWebhook, now = new Date()): Promise<AcceptedWebhook> {
-    return inProducerSpan('enqueue webhooks', () => this.enqueue(incoming, now));
+    return inProducerSpan('enqueue actions', () => this.enqueue(incoming, now));
   }
 
   private enqueue(incoming: IncomingWebhook, now: Date): Promise<AcceptedWebhook> {
     const digest = createHash('sha256').update(incoming.canonical).digest('hex');
-    const webhookId = newWebhookId();
-    const data: WebhookJobData = {
-      webhook_id: webhookId,
+    const webhook: WebhookJobData = {
+      webhook_id: newWebhookId(),
       event_type: incoming.eventType,
       entity_id: incoming.entityId,
       received_at: now.toISOString(),
@@ -139,32 +153,45 @@ export class WebhookIntake {
       event: incoming.event,
     };
     annotateSpan({
-      webhook_id: webhookId,
+      webhook_id: webhook.webhook_id,
       event_type: incoming.eventType,
       entity_id: incoming.entityId,
     });
-    // With tracing on, the job carries the request's trace for the worker's spans to continue
-    // (what BullMQ's own add would do; this add is the intake's script).
-    const traceMetadata = jobTraceMetadata();
-    const job = new Job(
-      this.queue,
-      incoming.eventType,
-      data,
-      {
-        ...webhookJobOptions(webhookId, { recordTtlSeconds: this.settings.recordTtlSeconds }),
-        deduplication: { id: digest, ttl: this.dedupSeconds * 1000 },
-        ...(traceMetadata ? { telemetry: { metadata: traceMetadata } } : {}),
-      },
-      webhookId,
-    );
+    const jobs = this.actionJobsOf(webhook);
     const traceId = traceFields().trace_id ?? null;
     return new Promise((resolve, reject) => {
-      this.pending.push({ job, traceId, resolve, reject });
+      this.pending.push({ webhook, jobs, digest, traceId, resolve, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => void this.flush());
       }
     });
+  }
+
+  /**
+   * One job per action, each with a BullMQ deduplication id of its own job id: unique, so a new
+   * webhook's jobs are added (the key lives a millisecond), while a repeat's are refused, since the
+   * intake script has just written those keys.
+   */
+  private actionJobsOf(webhook: WebhookJobData): Job<ActionJobData>[] {
+    // With tracing on, each job carries the request's trace for the worker's spans to continue
+    // (what BullMQ's own add would do; these adds are the intake's transaction).
+    const traceMetadata = jobTraceMetadata();
+    const defaults = { ...this.settings.retry, recordTtlSeconds: this.settings.recordTtlSeconds };
+    return actionJobs(webhook, this.settings.actionsConfig, defaults).map(
+      ({ name, data, opts }) =>
+        new Job(
+          this.actionsQueue,
+          name,
+          data,
+          {
+            ...opts,
+            deduplication: { id: opts.jobId ?? name, ttl: 1 },
+            ...(traceMetadata ? { telemetry: { metadata: traceMetadata } } : {}),
+          },
+          opts.jobId,
+        ),
+    );
   }
 
   private async flush(): Promise<void> {
@@ -176,49 +203,63 @@ export class WebhookIntake {
     }
     let results: [Error | null, unknown][] | null;
     try {
-      const client = await this.queue.backend.client;
-      if (!this.recordCommandDefined) {
-        client.defineCommand(OPEN_ACCEPTED_COMMAND.name, OPEN_ACCEPTED_COMMAND);
-        this.recordCommandDefined = true;
-      }
-      const pipeline = client.pipeline();
-      for (const { job, traceId } of batch) {
-        void job.addJob(pipeline);
-        this.outcomes.openAccepted(
-          pipeline,
-          job.data,
-          this.queue.toKey(job.data.webhook_id),
-          this.dedupSeconds,
-          traceId,
+      const client = await this.actionsQueue.backend.client;
+      if (!this.commandDefined) {
+        // Its number of keys comes first in each call (ioredis's form when none is defined),
+        // which BullMQ's client type does not allow for.
+        client.defineCommand(
+          INTAKE_COMMAND.name,
+          INTAKE_COMMAND as { numberOfKeys: number; lua: string },
         );
+        this.commandDefined = true;
       }
-      results = await pipeline.exec();
+      const transaction = client.multi();
+      for (const entry of batch) {
+        this.outcomes.intake(transaction, entry.webhook, this.intakeKeys(entry));
+        // Each add's reply is read from the transaction's replies below.
+        for (const job of entry.jobs) job.addJob(transaction).catch(() => undefined);
+      }
+      results = await transaction.exec();
     } catch (error) {
       for (const entry of batch) entry.reject(unavailable(error));
       return;
     }
     const repeats: { entry: Pending; firstId: string }[] = [];
-    batch.forEach((entry, index) => {
-      // Two replies per webhook: the add's (the job id) and the record's (not needed: the worker
-      // opens the record too, should this one have failed).
-      const [error, id] = results?.[2 * index] ?? [new Error('no reply'), null];
+    let reply = 0;
+    for (const entry of batch) {
+      // One reply for the intake, then one per action job.
+      const [error, id] = results?.[reply] ?? [new Error('no reply'), null];
+      const adds = results?.slice(reply + 1, reply + 1 + entry.jobs.length) ?? [];
+      reply += 1 + entry.jobs.length;
       if (error || typeof id !== 'string') entry.reject(unavailable(error));
-      else if (id === entry.job.data.webhook_id)
-        entry.resolve({ ack: ackOf(entry.job.data), duplicate: false });
-      else repeats.push({ entry, firstId: id });
-    });
+      else if (id !== entry.webhook.webhook_id) repeats.push({ entry, firstId: id });
+      else if (adds.length < entry.jobs.length || adds.some(([failed]) => failed))
+        entry.reject(unavailable(adds.find(([failed]) => failed)?.[0]));
+      else entry.resolve({ ack: ackOf(entry.webhook), duplicate: false });
+    }
     if (repeats.length > 0) await this.answerRepeats(repeats);
   }
 
-  /**
-   * Repeats get the first delivery's ack, read from the ack kept beside the deduplication key
-   * (the first job leaves Redis `RECORD_TTL_SECONDS` after it finished), else from the job.
-   */
+  private intakeKeys(entry: Pending) {
+    const { queuePrefix: prefix, recordTtlSeconds } = this.settings;
+    return {
+      dedupKey: keys.dedup(prefix, entry.digest),
+      dedupMs: this.dedupSeconds * 1000,
+      eventTimeMs: eventTime(entry.webhook.event),
+      // As long as an older event of the entity may still be retried.
+      latestKeepMs: deadLetterSeconds(recordTtlSeconds) * 1000,
+      actionDedupKeys: entry.jobs.map((job) => `${this.actionsQueue.keys.de}:${job.id}`),
+      ackSeconds: ackBucketSeconds(this.dedupSeconds),
+      traceId: entry.traceId,
+    };
+  }
+
+  /** Repeats get the first delivery's ack, read from the ack kept for the deduplication window. */
   private async answerRepeats(repeats: { entry: Pending; firstId: string }[]): Promise<void> {
     await Promise.all(
       repeats.map(async ({ entry, firstId }) => {
         try {
-          entry.resolve({ ack: await this.firstAck(firstId, entry.job.data), duplicate: true });
+          entry.resolve({ ack: await this.firstAck(firstId, entry.webhook), duplicate: true });
         } catch (error) {
           entry.reject(unavailable(error));
         }
@@ -227,7 +268,7 @@ export class WebhookIntake {
   }
 
   private async firstAck(firstId: string, repeat: WebhookJobData): Promise<Acknowledgement> {
-    const client = await this.queue.backend.client;
+    const client = await this.actionsQueue.backend.client;
     const kept = await findAck(
       client,
       this.settings.queuePrefix,
@@ -243,9 +284,8 @@ export class WebhookIntake {
         actions: kept.actions as ActionName[],
       });
     }
-    const first = await this.queue.getJob(firstId);
-    // Without either (deleted by hand within the window) the event was still delivered: answer
-    // with its id rather than run it again.
-    return ackOf(first ? first.data : { ...repeat, webhook_id: firstId });
+    // Without it (deleted by hand within the window) the event was still delivered: answer with
+    // its id rather than run it again.
+    return ackOf({ ...repeat, webhook_id: firstId });
   }
 }

@@ -2,7 +2,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acknowledgementSchema, errorBodySchema } from '@pw/shared';
 import { PrivateRedis, signedEvent } from '@pw/test-utils';
-import { jobCount, startHarness } from './harness.js';
+import { actionJobsOf, jobCount, startHarness } from './harness.js';
 import type { Harness } from './harness.js';
 
 const path = '/webhooks/quote-status';
@@ -60,7 +60,7 @@ describe('when Redis goes away', () => {
     const resent = await post(event);
     expect(resent.status).toBe(200);
     const ack = acknowledgementSchema.parse(resent.body);
-    expect(await harness.queue.getJob(ack.webhook_id)).toBeDefined();
+    expect(await actionJobsOf(harness, ack)).not.toContain(undefined);
     expect(await jobCount(harness)).toBe(before + 1);
     // From now on it is a plain repeat: the same ack, nothing added.
     expect((await post(event)).body).toEqual(ack);
@@ -83,7 +83,7 @@ describe('when Redis goes away', () => {
     const retry = await post(event);
     expect(retry.status).toBe(200);
     const ack = acknowledgementSchema.parse(retry.body);
-    expect(await harness.queue.getJob(ack.webhook_id)).toBeDefined();
+    expect(await actionJobsOf(harness, ack)).not.toContain(undefined);
     expect(await jobCount(harness)).toBe(before + 1);
     expect((await post(event)).body).toEqual(ack);
     // Counted as unconfirmed, not as a refusal.

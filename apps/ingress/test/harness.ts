@@ -1,8 +1,15 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import request from 'supertest';
-import { createLogger, DEFAULT_RULES, OutcomeStore, QUEUE_NAMES } from '@pw/shared';
-import type { RoutingRule, WebhookJobData } from '@pw/shared';
+import {
+  actionJobId,
+  createLogger,
+  DEFAULT_ACTIONS_CONFIG,
+  DEFAULT_RULES,
+  OutcomeStore,
+  QUEUE_NAMES,
+} from '@pw/shared';
+import type { Acknowledgement, ActionJobData, RoutingRule } from '@pw/shared';
 import {
   deleteKeys,
   ROTATED_SECRET,
@@ -17,7 +24,8 @@ import type { WebhookRouteSettings } from '../src/webhook-routes.js';
 
 export interface Harness {
   app: ReturnType<typeof createApp>;
-  queue: Queue<WebhookJobData>;
+  /** The `actions` queue the ingress adds each webhook's action jobs to. */
+  queue: Queue<ActionJobData>;
   /** The ingress's own Redis client. */
   redis: Redis;
   /** A separate client for assertions. */
@@ -45,7 +53,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     maxRetriesPerRequest: 1,
   });
   redis.on('error', () => undefined);
-  const queue = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, { connection: redis, prefix });
+  const queue = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection: redis, prefix });
   queue.on('error', () => undefined);
   await queue.waitUntilReady();
   const inspect = new Redis(url, { maxRetriesPerRequest: 1 });
@@ -66,6 +74,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       dedupWindowSeconds: settings.dedupWindowSeconds,
       maxClockSkewSeconds: settings.maxClockSkewSeconds,
       ...outcomeSettings,
+      actionsConfig: DEFAULT_ACTIONS_CONFIG,
+      retry: { attempts: 8, backoff: { type: 'exponential', delay_ms: 1000 } },
     }),
     now: options.now,
     rules: { current: () => options.rules ?? DEFAULT_RULES },
@@ -90,11 +100,19 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   };
 }
 
-/** Jobs in the webhooks queue, whatever their state. */
+/** The webhooks that have action jobs in the queue, whatever their state. */
 export async function jobCount(harness: Harness): Promise<number> {
-  const counts = await harness.queue.getJobCounts();
-  return Object.values(counts).reduce((sum, n) => sum + n, 0);
+  const jobs = await harness.queue.getJobs();
+  return new Set(jobs.map((job) => job.data.webhook_id)).size;
 }
+
+/** The action jobs of an acknowledged webhook, one per action of its ack (undefined: missing). */
+export const actionJobsOf = (harness: Pick<Harness, 'queue'>, ack: Acknowledgement) =>
+  Promise.all(
+    ack.actions_triggered.map((action) =>
+      harness.queue.getJob(actionJobId(ack.webhook_id, action)),
+    ),
+  );
 
 /** POSTs `body` to the app as JSON, as a sender does. */
 export const postJson = (app: Harness['app'], path: string, body: unknown) =>

@@ -3,7 +3,8 @@ import { connect } from 'node:net';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acknowledgementSchema, QUEUE_NAMES } from '@pw/shared';
-import type { WebhookJobData } from '@pw/shared';
+import type { ActionJobData } from '@pw/shared';
+import { actionJobsOf } from './harness.js';
 import {
   ChildRun,
   deleteKeys,
@@ -70,12 +71,18 @@ describe('the ingress process, as `npm start` runs it', () => {
       'lock_price',
     ]);
     expect(acks[0]!.webhook_id).not.toBe(acks[1]!.webhook_id);
-    const queue = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, {
+    const queue = new Queue<ActionJobData>(QUEUE_NAMES.actions, {
       connection: { url: testRedisUrl() },
       prefix,
     });
-    for (const ack of acks)
-      expect((await queue.getJob(ack.webhook_id))?.data.webhook_id).toBe(ack.webhook_id);
+    for (const ack of acks) {
+      const jobs = await actionJobsOf({ queue }, ack);
+      expect(jobs.map((job) => job?.data.webhook_id)).toEqual([
+        ack.webhook_id,
+        ack.webhook_id,
+        ack.webhook_id,
+      ]);
+    }
     await queue.close();
   });
 

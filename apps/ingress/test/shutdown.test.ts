@@ -3,7 +3,8 @@
 import { Queue } from 'bullmq';
 import { afterAll, describe, expect, it } from 'vitest';
 import { acknowledgementSchema, QUEUE_NAMES } from '@pw/shared';
-import type { WebhookJobData } from '@pw/shared';
+import type { ActionJobData } from '@pw/shared';
+import { actionJobsOf } from './harness.js';
 import {
   ChildRun,
   deleteKeys,
@@ -61,12 +62,15 @@ describe('ingress shutdown under load', { timeout: 60_000 }, () => {
     expect(other).toEqual([]);
     for (const failure of refused)
       expect(String((failure as { error: unknown }).error)).not.toMatch(/TimeoutError|aborted/i);
-    const queue = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, {
+    const queue = new Queue<ActionJobData>(QUEUE_NAMES.actions, {
       connection: { url: testRedisUrl() },
       prefix,
     });
     try {
-      for (const ack of acks) expect(await queue.getJob(ack.webhook_id)).toBeDefined();
+      for (const ack of acks) {
+        expect(ack.actions_triggered.length).toBeGreaterThan(0);
+        expect(await actionJobsOf({ queue }, ack)).not.toContain(undefined);
+      }
     } finally {
       await queue.close();
     }

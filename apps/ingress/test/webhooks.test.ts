@@ -2,6 +2,8 @@ import request from 'supertest';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   acknowledgementSchema,
+  actionJobId,
+  DEFAULT_RULES,
   errorBodySchema,
   EVENT_REGISTRY,
   eventDefinitionByKind,
@@ -13,7 +15,7 @@ import {
 } from '@pw/shared';
 import type { EventKind } from '@pw/shared';
 import { keysUnder, ROTATED_SECRET, signedEvent, TEST_SECRET } from '@pw/test-utils';
-import { jobCount, postJson, startHarness } from './harness.js';
+import { actionJobsOf, jobCount, postJson, startHarness } from './harness.js';
 import type { Harness } from './harness.js';
 
 const KINDS: EventKind[] = ['quote', 'contract', 'sales'];
@@ -38,7 +40,7 @@ async function expectRejected(response: request.Response, status: number, code: 
   const body = errorBodySchema.parse(response.body);
   expect(body.error.code).toBe(code);
   expect(await jobCount(harness)).toBe(0);
-  expect(await keysUnder(harness.inspect, harness.prefix, 'dedup:*')).toEqual([]);
+  expect(await keysUnder(harness.inspect, harness.prefix, 'webhooks:de:*')).toEqual([]);
   return body;
 }
 
@@ -48,12 +50,14 @@ describe.each(KINDS)('%s endpoint', (kind) => {
     const response = await post(pathOf(kind), event);
     expect(response.status).toBe(200);
     const ack = acknowledgementSchema.parse(response.body);
-    const job = await harness.queue.getJob(ack.webhook_id);
-    expect(job?.data.webhook_id).toBe(ack.webhook_id);
-    expect(job?.data.received_at).toBe(ack.processed_at);
-    expect(job?.data.actions).toEqual(ack.actions_triggered);
-    expect(job?.data.event).toMatchObject({ unknown_member: { nested: true } });
-    expect(job?.data.event).not.toHaveProperty('signature');
+    const jobs = await actionJobsOf(harness, ack);
+    expect(ack.actions_triggered.length).toBeGreaterThan(0);
+    expect(jobs.map((job) => job?.name)).toEqual(ack.actions_triggered);
+    for (const job of jobs) {
+      expect(job?.data.webhook_id).toBe(ack.webhook_id);
+      expect(job?.data.event).toMatchObject({ unknown_member: { nested: true } });
+      expect(job?.data.event).not.toHaveProperty('signature');
+    }
     expect(await jobCount(harness)).toBe(1);
   });
 
@@ -332,6 +336,37 @@ describe('duplicates', () => {
     expect(first.webhook_id).not.toBe(other.webhook_id);
     const outcomeKeys = await keysUnder(harness.inspect, harness.prefix, 'outcome:*');
     expect(outcomeKeys).toHaveLength(2);
+  });
+
+  it('a repeat adds no action job, even one the rules chose only since the first delivery', async () => {
+    const rules = [...DEFAULT_RULES];
+    const ingress = await startHarness({ rules });
+    try {
+      const event = signedEvent('sales', { status: 'lost' });
+      const first = acknowledgementSchema.parse((await postJson(ingress.app, path, event)).body);
+      expect(first.actions_triggered).toEqual(['update_crm']);
+      // Since then, every sales event also triggers update_metrics.
+      rules.push({
+        event_type: 'sales_opportunity.status_changed',
+        action: 'update_metrics',
+        enabled: true,
+        when: [],
+      });
+      const again = await postJson(ingress.app, path, event);
+      expect(again.body).toEqual(first);
+      expect(await ingress.queue.getJobCounts()).toMatchObject({ waiting: 1 });
+      expect((await ingress.queue.getJobs()).map((job) => job.id)).toEqual([
+        actionJobId(first.webhook_id, 'update_crm'),
+      ]);
+      // A new event does get the new rule's action.
+      const other = acknowledgementSchema.parse(
+        (await postJson(ingress.app, path, signedEvent('sales', { status: 'lost' }))).body,
+      );
+      expect(other.actions_triggered).toEqual(['update_crm', 'update_metrics']);
+      expect(await actionJobsOf(ingress, other)).not.toContain(undefined);
+    } finally {
+      await ingress.close();
+    }
   });
 
   it('20 concurrent deliveries of one event make one job and one webhook_id', async () => {

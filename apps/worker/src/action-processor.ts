@@ -180,7 +180,7 @@ async function skip(
   await deps.circuits.forget(run.circuit, job);
   await deps.outcomes.skipped(webhookId, action, reason);
   deps.metrics.actions.inc({ action, outcome: `skipped_${reason}` });
-  run.log.info(SKIP_MESSAGES[reason]);
+  if (deps.log.isLevelEnabled('info')) run.log.info(SKIP_MESSAGES[reason]);
   return { skipped: reason };
 }
 
@@ -254,7 +254,9 @@ async function callAction(
     }
     await deps.outcomes.settled(webhookId, action, 'completed', undefined, timing(outcome.status));
     deps.metrics.actions.inc({ action, outcome: 'completed' });
-    run.log.info({ status: outcome.status }, 'action completed');
+    // Asked first: the child logger itself (its bindings serialized and redacted) is the cost.
+    if (deps.log.isLevelEnabled('info'))
+      run.log.info({ status: outcome.status }, 'action completed');
     return outcome;
   } catch (error) {
     stop();

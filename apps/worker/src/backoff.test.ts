@@ -1,8 +1,7 @@
 import type { MinimalJob } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { RetryableError } from '@pw/shared';
+import { BACKOFF_TYPE, RetryableError } from '@pw/shared';
 import type { ActionJobData } from '@pw/shared';
-import { BACKOFF_TYPE } from './action-jobs.js';
 import { actionBackoff, retryDelay } from './backoff.js';
 import { httpErrorCode, MAX_RETRY_AFTER_MS, retryAfterMs } from './partner-api.js';
 

@@ -1,7 +1,6 @@
 import type { MinimalJob } from 'bullmq';
-import { RetryableError } from '@pw/shared';
+import { BACKOFF_TYPE, RetryableError } from '@pw/shared';
 import type { ActionJobData, BackoffPolicy } from '@pw/shared';
-import { BACKOFF_TYPE } from './action-jobs.js';
 
 /**
  * The delay before retry number `attemptsMade`: fixed, or exponential with jitter (between half

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import {
   actionsConfigEnv,
   commonEnv,
-  envEnum,
   envInt,
   envPort,
   envString,
@@ -11,6 +10,7 @@ import {
   loadConfig,
   readActionsConfig,
   recordTtlEnv,
+  retryEnv,
   withCommonChecks,
 } from '@pw/shared';
 import type { ActionsConfig, ClientCredentials } from '@pw/shared';
@@ -74,15 +74,7 @@ export const workerVariables = (production: boolean) => ({
     description: 'time-out of one partner-API call (milliseconds)',
   }),
   ACTIONS_CONFIG: actionsConfigEnv,
-  ACTION_ATTEMPTS: envInt(8, { min: 1, max: 100 }).meta({
-    description: 'tries per action, the first included',
-  }),
-  ACTION_BACKOFF: envEnum(['fixed', 'exponential'], 'exponential').meta({
-    description: '`exponential` (with jitter) or `fixed`',
-  }),
-  ACTION_BACKOFF_DELAY_MS: envInt(1000).meta({
-    description: 'first retry delay (milliseconds)',
-  }),
+  ...retryEnv,
   CIRCUIT_FAILURE_THRESHOLD: envInt(10, { min: 1, max: 10_000 }).meta({
     description:
       'consecutive retryable failures (network, 408, 429, 5xx, identity provider unreachable) of one partner target that open its circuit',

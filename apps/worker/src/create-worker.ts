@@ -12,10 +12,10 @@ import type {
   Logger,
   OutcomeStore,
   RedisClient,
+  RetryDefaults,
   WebhookJobData,
 } from '@pw/shared';
 import { ActionLimits } from './action-limits.js';
-import type { RetryDefaults } from './action-jobs.js';
 import { processAction } from './action-processor.js';
 import type { ActionProcessorDeps } from './action-processor.js';
 import { actionBackoff } from './backoff.js';

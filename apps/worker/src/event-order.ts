@@ -1,8 +1,9 @@
-import { keys, withCommand } from '@pw/shared';
+import { eventTime, keys, withCommand } from '@pw/shared';
 import type { LuaCommand, RedisClient } from '@pw/shared';
 
 /**
- * Notes an event's time for its entity and returns the newest time noted before it (-1: none).
+ * Notes an event's time for its entity (as the ingress's intake does, `INTAKE_COMMAND`, for the
+ * webhooks it queues; this is for webhook jobs an earlier ingress queued) and returns the newest time noted before it (-1: none).
  * KEYS[1] the entity's record; ARGV[1] the event's time in ms, ARGV[2] how long to keep it.
  */
 const TAKE_IN: LuaCommand = {
@@ -21,12 +22,6 @@ return previous
 
 interface OrderCommands {
   pwTakeIn(key: string, timeMs: number, keepMs: number): Promise<number>;
-}
-
-/** The event's `timestamp` in ms, or undefined when it has none that reads as a time. */
-export function eventTime(event: Record<string, unknown>): number | undefined {
-  const time = typeof event.timestamp === 'string' ? Date.parse(event.timestamp) : NaN;
-  return Number.isNaN(time) ? undefined : time;
 }
 
 /**

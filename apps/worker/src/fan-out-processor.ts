@@ -1,14 +1,13 @@
 import type { Job, Queue } from 'bullmq';
-import { annotateSpan } from '@pw/shared';
+import { actionJobs, annotateSpan } from '@pw/shared';
 import type {
   ActionJobData,
   ActionsConfig,
   Logger,
   OutcomeStore,
+  RetryDefaults,
   WebhookJobData,
 } from '@pw/shared';
-import { actionJobs } from './action-jobs.js';
-import type { RetryDefaults } from './action-jobs.js';
 import type { EventOrder } from './event-order.js';
 import type { WorkerMetrics } from './metrics.js';
 

@@ -8,6 +8,7 @@ import {
   duplicateRedis,
   onShutdownSignals,
   OutcomeStore,
+  retryPolicy,
   TokenManager,
 } from '@pw/shared';
 import { loadWorkerConfig } from './config.js';
@@ -62,11 +63,7 @@ const worker = createWorker({
   api,
   targets: config.targets,
   actionsConfig: config.actions,
-  retry: {
-    attempts: config.ACTION_ATTEMPTS,
-    backoff: { type: config.ACTION_BACKOFF, delay_ms: config.ACTION_BACKOFF_DELAY_MS },
-    recordTtlSeconds: config.RECORD_TTL_SECONDS,
-  },
+  retry: { ...retryPolicy(config), recordTtlSeconds: config.RECORD_TTL_SECONDS },
   log,
   metrics,
   concurrency: config.WORKER_CONCURRENCY,

@@ -5,7 +5,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { Queue, QueueEvents } from 'bullmq';
 import { QUEUE_NAMES } from '@pw/shared';
-import type { WebhookJobData } from '@pw/shared';
 import type { ChildRun } from '@pw/test-utils';
 import type { BenchRun } from '../bench-run.js';
 import { postPaced } from '../paced.js';
@@ -50,10 +49,12 @@ export async function latencyPhase(
   };
   // A warm-up at the same rate, not sampled: the new worker's first token and JIT.
   if (warmupSeconds > 0) await send(warmupSeconds);
-  const acks = new Map<string, number>();
+  const acks = new Map<string, Ack>();
   const paced = await send(duration, (status, body) => {
-    const id = status === 200 ? /"webhook_id":"([^"]+)"/.exec(body)?.[1] : undefined;
-    if (id && !acks.has(id)) acks.set(id, Date.now());
+    if (status !== 200) return;
+    const at = Date.now();
+    const ack = JSON.parse(body) as { webhook_id: string; actions_triggered: string[] };
+    if (!acks.has(ack.webhook_id)) acks.set(ack.webhook_id, { at, actions: ack.actions_triggered });
   });
   const latency = await latencies(bench, acks, [worker, sandbox.child]);
   await worker.stop();
@@ -62,6 +63,12 @@ export async function latencyPhase(
     accepted_per_s: Math.round((paced.answers.all?.['200'] ?? 0) / paced.seconds),
     ...latency,
   };
+}
+
+/** When a webhook was acknowledged, and its actions. */
+interface Ack {
+  at: number;
+  actions: string[];
 }
 
 /** When a webhook was enqueued, its first action started and (once all are done) its last ended. */
@@ -77,12 +84,11 @@ interface Times {
  */
 async function latencies(
   bench: BenchRun,
-  acks: Map<string, number>,
+  acks: Map<string, Ack>,
   processes: ChildRun[],
 ): Promise<StartLatencies> {
   const connection = { url: bench.options.redisUrl };
   const { prefix } = bench;
-  const webhooks = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, { connection, prefix });
   const actions = new Queue(QUEUE_NAMES.actions, { connection, prefix });
   const events = new QueueEvents(QUEUE_NAMES.actions, { connection, prefix });
   const watcher = watchActions(events, processes);
@@ -92,13 +98,13 @@ async function latencies(
   try {
     await events.waitUntilReady();
     const giveUpAt = Date.now() + GIVE_UP_AFTER_MS;
-    for (const [webhookId, ackAt] of sampleOf(acks, bench.options.quick)) {
+    for (const [webhookId, { at: ackAt, actions: names }] of sampleOf(acks, bench.options.quick)) {
       let seen = watcher.seen(webhookId);
-      let times = await timesOf(webhooks, actions, webhookId);
+      let times = await timesOf(actions, webhookId, names);
       while (times?.lastDone === undefined && Date.now() < giveUpAt) {
         await watcher.next(webhookId, seen, giveUpAt);
         seen = watcher.seen(webhookId);
-        times = await timesOf(webhooks, actions, webhookId);
+        times = await timesOf(actions, webhookId, names);
       }
       if (times?.firstStart === undefined || times.lastDone === undefined) continue;
       enqueueToStart.push(times.firstStart - times.enqueuedAt);
@@ -106,7 +112,7 @@ async function latencies(
       ackToDone.push(times.lastDone - ackAt);
     }
   } finally {
-    await Promise.all([events.close(), webhooks.close(), actions.close()]);
+    await Promise.all([events.close(), actions.close()]);
   }
   return {
     sampled: enqueueToStart.length,
@@ -120,29 +126,30 @@ async function latencies(
 }
 
 /** Evenly spread acks; --quick takes the first 200 only, not to wait for a slow worker's backlog. */
-function sampleOf(acks: Map<string, number>, quick: boolean): [string, number][] {
+function sampleOf(acks: Map<string, Ack>, quick: boolean): [string, Ack][] {
   const all = [...acks];
   const step = quick ? 1 : Math.max(1, Math.ceil(all.length / SAMPLE_SIZE));
   return all.filter((_, index) => index % step === 0).slice(0, quick ? 200 : undefined);
 }
 
-/** The webhook's times from its jobs: `lastDone` only once every action job has finished. */
+/**
+ * The webhook's times from its action jobs (the ingress adds them all at once: the enqueue is
+ * their timestamp): `lastDone` only once every one has finished.
+ */
 async function timesOf(
-  webhooks: Queue<WebhookJobData>,
   actions: Queue,
   webhookId: string,
+  names: string[],
 ): Promise<Times | undefined> {
-  const webhook = await webhooks.getJob(webhookId);
-  if (!webhook) return undefined;
-  const jobs = await Promise.all(
-    webhook.data.actions.map((action) => actions.getJob(`${webhookId}.${action}`)),
-  );
-  const starts = jobs.flatMap((job) => (job?.processedOn ? [job.processedOn] : []));
-  const ends = jobs.flatMap((job) => (job?.finishedOn ? [job.finishedOn] : []));
+  const jobs = await Promise.all(names.map((action) => actions.getJob(`${webhookId}.${action}`)));
+  const found = jobs.filter((job) => job !== undefined);
+  if (found.length === 0) return undefined;
+  const starts = found.flatMap((job) => (job.processedOn ? [job.processedOn] : []));
+  const ends = found.flatMap((job) => (job.finishedOn ? [job.finishedOn] : []));
   return {
-    enqueuedAt: webhook.timestamp,
+    enqueuedAt: Math.min(...found.map((job) => job.timestamp)),
     firstStart: starts.length > 0 ? Math.min(...starts) : undefined,
-    lastDone: ends.length === webhook.data.actions.length ? Math.max(...ends) : undefined,
+    lastDone: ends.length === names.length ? Math.max(...ends) : undefined,
   };
 }
 

@@ -1,10 +1,10 @@
 // The worker's fair baseline (contract section 9): a raw BullMQ Worker, in a process of its own,
 // making the same partner-API call with undici to the same stand-in for the same webhooks the
 // real worker drains, at the same concurrency; no token manager, no records. Its jobs are built
-// from the webhooks the ingress phases queued: the same paths, the same bodies.
+// from the action jobs the ingress phases queued: the same paths, the same bodies.
 import { Queue } from 'bullmq';
 import { ACTION_SPECS, QUEUE_NAMES } from '@pw/shared';
-import type { WebhookJobData } from '@pw/shared';
+import type { ActionJobData } from '@pw/shared';
 import type { BenchRun } from '../bench-run.js';
 import type { Sandbox } from '../processes.js';
 import { startRawHttpWorker, whileUp } from '../processes.js';
@@ -27,35 +27,34 @@ export async function rawHttpWorkerPhase(
   const { redisUrl, concurrency, duration } = bench.options;
   const connection = { url: redisUrl };
   const { prefix } = bench;
-  const webhooks = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, { connection, prefix });
+  const actions = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection, prefix });
   const raw = new Queue(RAW_QUEUE, { connection, prefix });
   try {
     // About as many jobs as the real worker drains in a phase, at the rate this baseline reaches.
     const wanted = bench.options.quick ? 1000 : Math.max(2000, duration * 1500);
     const jobs: { name: string; data: unknown; opts: object }[] = [];
-    let webhookCount = 0;
+    const webhookIds = new Set<string>();
     for (let start = 0; jobs.length < wanted; start += 500) {
-      const page = await webhooks.getWaiting(start, start + 499);
+      const page = await actions.getWaiting(start, start + 499);
       if (page.length === 0) break;
       for (const { data } of page) {
-        webhookCount++;
-        for (const action of data.actions) {
-          const { method, path } = ACTION_SPECS[action].call;
-          jobs.push({
-            name: action,
-            data: {
-              method,
-              path: fillPath(path, data.event),
-              body: { webhook_id: data.webhook_id, action, event: data.event },
-              key: `${data.webhook_id}:${action}`,
-            },
-            opts: {
-              jobId: `${data.webhook_id}.${action}`,
-              attempts: 5,
-              removeOnComplete: { age: 3600 },
-            },
-          });
-        }
+        const { webhook_id: webhookId, action, event } = data;
+        webhookIds.add(webhookId);
+        const { method, path } = ACTION_SPECS[action].call;
+        jobs.push({
+          name: action,
+          data: {
+            method,
+            path: fillPath(path, event),
+            body: { webhook_id: webhookId, action, event },
+            key: `${webhookId}:${action}`,
+          },
+          opts: {
+            jobId: `${webhookId}.${action}`,
+            attempts: 5,
+            removeOnComplete: { age: 3600 },
+          },
+        });
       }
     }
     for (let i = 0; i < jobs.length; i += 1000) await raw.addBulk(jobs.slice(i, i + 1000));
@@ -70,12 +69,12 @@ export async function rawHttpWorkerPhase(
       jobs_per_s: result.jobs_per_s,
       cpu_ms_per_job: result.cpu_ms_per_job,
       jobs: jobs.length,
-      actions_per_webhook: Math.round((jobs.length / Math.max(1, webhookCount)) * 100) / 100,
+      actions_per_webhook: Math.round((jobs.length / Math.max(1, webhookIds.size)) * 100) / 100,
       concurrency,
     };
   } finally {
     await raw.obliterate({ force: true });
-    await Promise.all([raw.close(), webhooks.close()]);
+    await Promise.all([raw.close(), actions.close()]);
   }
 }
 

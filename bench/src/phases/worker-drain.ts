@@ -1,8 +1,8 @@
 // Our worker draining a backlog of webhooks queued through the ingress while it was stopped:
 // actions per second from its first completion until the backlog is gone, to compare with the raw
-// baselines. Each drain gets a fresh backlog of its own and runs it to the end: the worker turns
-// webhooks into action jobs (the fan-out) ahead of running them, so a window cut short would
-// count the fan-out of webhooks whose actions it never ran.
+// baselines. Each drain gets a fresh backlog of its own and runs it to the end (the ingress adds
+// the action jobs itself; the worker's `webhooks` queue, for jobs of an earlier ingress, stays
+// empty, and the phase waits for both).
 import type { EventEmitter } from 'node:events';
 import { once } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';

@@ -14,6 +14,7 @@ export * from './events/samples.js';
 export * from './signing/canonical-json.js';
 export * from './signing/signature.js';
 export * from './queue/queues.js';
+export * from './queue/action-jobs.js';
 export * from './rules/routing-rules.js';
 export * from './auth/token-manager.js';
 export * from './outcomes/outcome-store.js';

@@ -142,7 +142,8 @@ export function duplicateRedis(
 /** A Lua script run as the Redis command `name`. */
 export interface LuaCommand {
   name: string;
-  numberOfKeys: number;
+  /** Omitted: the command's first argument says how many keys follow (ioredis). */
+  numberOfKeys?: number;
   lua: string;
 }
 

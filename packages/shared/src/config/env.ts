@@ -159,6 +159,32 @@ export const recordRetentionEnv = envInt(90, { min: 1 }).meta({
 });
 
 /** `ACTIONS_CONFIG`: the path of the routing and per-action settings file. */
+/**
+ * The default retry policy of an action. Stamped on each action job when it is queued, which the
+ * ingress does: the ingress reads it, and the worker for jobs queued by an earlier ingress.
+ */
+export const retryEnv = {
+  ACTION_ATTEMPTS: envInt(8, { min: 1, max: 100 }).meta({
+    description: 'tries per action, the first included',
+  }),
+  ACTION_BACKOFF: envEnum(['fixed', 'exponential'], 'exponential').meta({
+    description: '`exponential` (with jitter) or `fixed`',
+  }),
+  ACTION_BACKOFF_DELAY_MS: envInt(1000).meta({
+    description: 'first retry delay (milliseconds)',
+  }),
+};
+
+/** The retry policy the variables of `retryEnv` describe. */
+export const retryPolicy = (env: {
+  ACTION_ATTEMPTS: number;
+  ACTION_BACKOFF: 'fixed' | 'exponential';
+  ACTION_BACKOFF_DELAY_MS: number;
+}) => ({
+  attempts: env.ACTION_ATTEMPTS,
+  backoff: { type: env.ACTION_BACKOFF, delay_ms: env.ACTION_BACKOFF_DELAY_MS },
+});
+
 export const actionsConfigEnv = envOptionalString().meta({
   description:
     'path of a JSON or YAML file of routing rules and per-action settings (see `ACTIONS_CONFIG` below)',

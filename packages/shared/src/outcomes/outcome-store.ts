@@ -7,7 +7,7 @@ import {
 } from '../queue/queues.js';
 import type { ActionCount, WebhookJobData } from '../queue/queues.js';
 import { recordStreamKey } from '../records/record-changes.js';
-import { ackBucket, ackBucketSeconds, encodeAck } from './kept-acks.js';
+import { ackBucket, encodeAck } from './kept-acks.js';
 import type {
   AcceptedWebhookRecord,
   AttemptOutcome,
@@ -164,33 +164,72 @@ local attempt = ''
 ${SNAPSHOT_LUA}`,
 };
 
+/** Milliseconds a repeat's blocks on its own action jobs are kept: the transaction needs them. */
+const REPEAT_BLOCK_MS = 10_000;
+
 /**
- * The record of a webhook the ingress is adding, written in the same pipeline right after the add:
- * KEYS[1] the webhook's job, KEYS[2] its record (kept as long as a dead letter while in flight),
- * KEYS[3] the record stream, KEYS[4] the day's kept acks (for repeats after the job has gone),
- * KEYS[5] this minute's ingress counts, KEYS[6] the set of minutes whose counts changed; ARGV:
- * seconds to keep the record, the change channel, the webhook id, the accepted webhook as JSON (a
- * `webhook` change), its kept ack, seconds to keep the day's acks, the minute, then field and value
- * pairs. Nothing is written when the job does
- * not exist by then (the delivery was a repeat, whose job has the first id, or the add failed).
+ * The intake of a webhook, first in the transaction that adds its action jobs: deduplication,
+ * event order and record in one script. KEYS[1] the deduplication key of the event's digest,
+ * KEYS[2] the webhook's record, KEYS[3] the record stream, KEYS[4] the day's kept acks (for
+ * repeats), KEYS[5] this minute's ingress counts, KEYS[6] the set of minutes whose counts changed,
+ * KEYS[7] the newest event time of the entity, KEYS[8...] the deduplication keys of this
+ * delivery's action jobs. ARGV: milliseconds to keep the deduplication key, seconds to keep the
+ * record, the change channel, the webhook id, the accepted webhook as JSON (a \`webhook\`
+ * change), its kept ack, seconds to keep the day's acks, the minute, the event's time in ms ('':
+ * none), milliseconds to keep the entity's newest time, then the record's field and value pairs.
+ *
+ * A repeat (the key holds the first delivery's id) writes nothing but the keys KEYS[8...], which
+ * make BullMQ refuse, as duplicates, the action jobs added after this script in the same
+ * transaction: so a repeat adds no job, and a new webhook its jobs and its record, or neither.
+ * Returns the first delivery's webhook id, or this one's.
  */
-export const OPEN_ACCEPTED_COMMAND: LuaCommand = {
-  name: 'pwOutcomeAccepted',
-  numberOfKeys: 6,
+export const INTAKE_COMMAND: LuaCommand = {
+  name: 'pwIntake',
   lua: `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[2], unpack(ARGV, 8))
-redis.call('EXPIRE', KEYS[2], math.max(tonumber(ARGV[1]), ${DEAD_LETTER_MIN_SECONDS}))
-redis.call('XADD', KEYS[3], '*', 'k', 'webhook', 'd', ARGV[4])
-redis.call('HSET', KEYS[4], ARGV[3], ARGV[5])
-redis.call('EXPIRE', KEYS[4], ARGV[6])
+local first = redis.call('GET', KEYS[1])
+if first then
+  for i = 8, #KEYS do redis.call('SET', KEYS[i], first, 'PX', ${REPEAT_BLOCK_MS}) end
+  return first
+end
+redis.call('SET', KEYS[1], ARGV[4], 'PX', ARGV[1])
+redis.call('HSET', KEYS[2], unpack(ARGV, 11))
+if ARGV[9] ~= '' then
+  local time = tonumber(ARGV[9])
+  local newest = tonumber(redis.call('GET', KEYS[7]) or '-1')
+  if time > newest then
+    redis.call('SET', KEYS[7], ARGV[9], 'PX', ARGV[10])
+  else
+    redis.call('PEXPIRE', KEYS[7], ARGV[10])
+    if newest > time then redis.call('HSET', KEYS[2], 'stale', '1') end
+  end
+end
+redis.call('EXPIRE', KEYS[2], math.max(tonumber(ARGV[2]), ${DEAD_LETTER_MIN_SECONDS}))
+redis.call('XADD', KEYS[3], '*', 'k', 'webhook', 'd', ARGV[5])
+redis.call('HSET', KEYS[4], ARGV[4], ARGV[6])
+redis.call('EXPIRE', KEYS[4], ARGV[7])
 redis.call('HINCRBY', KEYS[5], 'accepted', 1)
 redis.call('EXPIRE', KEYS[5], 172800)
-redis.call('SADD', KEYS[6], ARGV[7])
-redis.call('PUBLISH', ARGV[2], ARGV[3])
-return 1
+redis.call('SADD', KEYS[6], ARGV[8])
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+return ARGV[4]
 `,
 };
+
+/** What the intake of one webhook needs besides the webhook. */
+export interface IntakeKeys {
+  /** The deduplication key of the event's canonical digest, and how long it is kept (ms). */
+  dedupKey: string;
+  dedupMs: number;
+  /** The event's time (ms; undefined: none), and how long its entity's newest time is kept (ms). */
+  eventTimeMs: number | undefined;
+  latestKeepMs: number;
+  /** The BullMQ deduplication keys of the webhook's action jobs (see `INTAKE_COMMAND`). */
+  actionDedupKeys: string[];
+  /** Seconds the day's kept acks are kept. */
+  ackSeconds: number;
+  /** The request's trace, kept in the record store; null without tracing. */
+  traceId: string | null;
+}
 
 /** A pipeline that runs named Lua commands (BullMQ's client abstraction has one). */
 export interface CommandPipeline {
@@ -247,34 +286,36 @@ export class OutcomeStore {
   }
 
   /**
-   * Adds to `pipeline`, after the add of the webhook's job (whose key is `jobKey`), the writing of
-   * its record, `queued` with every action waiting, so the record exists from the acknowledgement
-   * on; nothing is written for a repeat or a failed add. `traceId`: the request's trace, kept in
-   * the record store. The pipeline's client must have `OPEN_ACCEPTED_COMMAND` defined.
+   * Adds to `transaction` the intake of a webhook (`INTAKE_COMMAND`, which its client must have
+   * defined): unless it repeats an event still remembered, its record, \`queued\` with every
+   * action waiting, exists from the acknowledgement on. Its reply is the first delivery's id.
    */
-  openAccepted(
-    pipeline: CommandPipeline,
-    job: WebhookJobData,
-    jobKey: string,
-    dedupSeconds: number,
-    traceId: string | null = null,
-  ): void {
+  intake(transaction: CommandPipeline, job: WebhookJobData, intake: IntakeKeys): void {
     const prefix = this.settings.queuePrefix;
     const minute = countMinute(new Date(job.received_at));
-    pipeline.runCommand(OPEN_ACCEPTED_COMMAND.name, [
-      jobKey,
+    const keyList = [
+      intake.dedupKey,
       this.key(job.webhook_id),
       this.stream,
       keys.acks(prefix, ackBucket(job.received_at)),
       keys.ingressCounts(prefix, minute),
       keys.ingressCountsChanged(prefix),
+      keys.latest(prefix, job.event_type, job.entity_id),
+      ...intake.actionDedupKeys,
+    ];
+    transaction.runCommand(INTAKE_COMMAND.name, [
+      keyList.length,
+      ...keyList,
+      intake.dedupMs,
       this.settings.recordTtlSeconds,
       this.channel,
       job.webhook_id,
-      JSON.stringify({ ...acceptedRecord(job), trace_id: traceId }),
+      JSON.stringify({ ...acceptedRecord(job), trace_id: intake.traceId }),
       encodeAck(job.received_at, job.actions),
-      ackBucketSeconds(dedupSeconds),
+      intake.ackSeconds,
       minute,
+      intake.eventTimeMs ?? '',
+      intake.latestKeepMs,
       ...Object.entries(recordFields(job)).flat(),
       ...job.actions.flatMap((action) => [`${action}:state`, 'waiting']),
     ]);

@@ -2,7 +2,10 @@ import type { JobsOptions } from 'bullmq';
 import type { ActionName } from '../actions/action-table.js';
 import type { EventType } from '../events/registry.js';
 
-/** Queue names, one place: the ingress adds to `webhooks`, the worker fans out to `actions`. */
+/**
+ * Queue names, one place: the ingress adds each webhook's action jobs to `actions`; `webhooks`
+ * holds only webhook jobs an ingress of an earlier version queued, which the worker fans out.
+ */
 export const QUEUE_NAMES = {
   webhooks: 'webhooks',
   actions: 'actions',
@@ -13,6 +16,12 @@ export const keys = {
   /** The newest `timestamp` (epoch ms) taken in for one entity, for out-of-order protection. */
   latest: (prefix: string, eventType: string, entityId: string) =>
     `${prefix}:latest:${eventType}:${entityId}`,
+  /**
+   * The id of the first webhook of an event (the SHA-256 of its canonical JSON), for
+   * `DEDUP_WINDOW_SECONDS`: the key BullMQ's deduplication kept when the ingress queued webhook
+   * jobs, so that an upgrade keeps the window.
+   */
+  dedup: (prefix: string, digest: string) => `${prefix}:${QUEUE_NAMES.webhooks}:de:${digest}`,
   /** Per-action limits: start times of recent calls, and leases of calls in flight. */
   rateWindow: (prefix: string, action: string) => `${prefix}:limit:${action}:started`,
   inFlight: (prefix: string, action: string) => `${prefix}:limit:${action}:in-flight`,
@@ -33,7 +42,16 @@ export type ActionCount = (typeof ACTION_COUNTS)[number];
 /** Seconds a minute's action counts stay in Redis: the console charts the last hour. */
 export const ACTION_COUNTS_KEEP_SECONDS = 7200;
 
-/** What the ingress puts on the `webhooks` queue for each accepted event. */
+/** The event's `timestamp` in ms, or undefined when it has none that reads as a time. */
+export function eventTime(event: Record<string, unknown>): number | undefined {
+  const time = typeof event.timestamp === 'string' ? Date.parse(event.timestamp) : NaN;
+  return Number.isNaN(time) ? undefined : time;
+}
+
+/**
+ * An accepted webhook: what its record opens with and its action jobs are made from (and, from an
+ * ingress of an earlier version, a job of the `webhooks` queue).
+ */
 export interface WebhookJobData {
   webhook_id: string;
   event_type: EventType;

@@ -1,7 +1,9 @@
 import type { JobsOptions } from 'bullmq';
-import { actionJobId, deadLetterSeconds } from '@pw/shared';
-import type { ActionJobData, ActionsConfig, BackoffPolicy, WebhookJobData } from '@pw/shared';
+import type { ActionsConfig } from '../actions/actions-config.js';
+import { actionJobId, deadLetterSeconds } from './queues.js';
+import type { ActionJobData, BackoffPolicy, WebhookJobData } from './queues.js';
 
+/** The default retry policy (`ACTION_ATTEMPTS`, `ACTION_BACKOFF`, ...) and `RECORD_TTL_SECONDS`. */
 export interface RetryDefaults {
   attempts: number;
   backoff: BackoffPolicy;
