@@ -2,13 +2,13 @@
 // earlier in the run): from enqueue, and from the ack, to the start of each webhook's first action,
 // and from the ack to the completion of its last (contract section 9). At that rate nothing waits
 // in a backlog: these are the latencies of the path itself.
-import { setTimeout as delay } from 'node:timers/promises';
-import { Queue, QueueEvents } from 'bullmq';
+import { Queue } from 'bullmq';
 import { QUEUE_NAMES } from '@pw/shared';
 import type { ChildRun } from '@pw/test-utils';
 import type { BenchRun } from '../bench-run.js';
 import { postPaced } from '../paced.js';
 import { percentile } from '../percentiles.js';
+import { jobsLeft, until } from '../poll.js';
 import { startWorker, whileUp } from '../processes.js';
 import type { Sandbox, Server } from '../processes.js';
 import type { Figures, StartLatencies } from '../results.js';
@@ -79,8 +79,9 @@ interface Times {
 }
 
 /**
- * The latencies of up to 2,000 acknowledged webhooks, each read from its jobs once all its
- * actions are done; woken by the actions queue's events, not by polling.
+ * The latencies of up to 2,000 acknowledged webhooks, read from their jobs' own times once the
+ * queue has run them all (not from its events stream while the phase runs: a reader of every
+ * event would load the cores the path shares).
  */
 async function latencies(
   bench: BenchRun,
@@ -90,29 +91,24 @@ async function latencies(
   const connection = { url: bench.options.redisUrl };
   const { prefix } = bench;
   const actions = new Queue(QUEUE_NAMES.actions, { connection, prefix });
-  const events = new QueueEvents(QUEUE_NAMES.actions, { connection, prefix });
-  const watcher = watchActions(events, processes);
   const enqueueToStart: number[] = [];
   const ackToStart: number[] = [];
   const ackToDone: number[] = [];
   try {
-    await events.waitUntilReady();
     const giveUpAt = Date.now() + GIVE_UP_AFTER_MS;
+    await whileUp(
+      until(async () => (await jobsLeft([actions])) === 0 || Date.now() > giveUpAt),
+      ...processes,
+    );
     for (const [webhookId, { at: ackAt, actions: names }] of sampleOf(acks, bench.options.quick)) {
-      let seen = watcher.seen(webhookId);
-      let times = await timesOf(actions, webhookId, names);
-      while (times?.lastDone === undefined && Date.now() < giveUpAt) {
-        await watcher.next(webhookId, seen, giveUpAt);
-        seen = watcher.seen(webhookId);
-        times = await timesOf(actions, webhookId, names);
-      }
+      const times = await timesOf(actions, webhookId, names);
       if (times?.firstStart === undefined || times.lastDone === undefined) continue;
       enqueueToStart.push(times.firstStart - times.enqueuedAt);
       ackToStart.push(times.firstStart - ackAt);
       ackToDone.push(times.lastDone - ackAt);
     }
   } finally {
-    await Promise.all([events.close(), actions.close()]);
+    await actions.close();
   }
   return {
     sampled: enqueueToStart.length,
@@ -150,41 +146,5 @@ async function timesOf(
     enqueuedAt: Math.min(...found.map((job) => job.timestamp)),
     firstStart: starts.length > 0 ? Math.min(...starts) : undefined,
     lastDone: ends.length === names.length ? Math.max(...ends) : undefined,
-  };
-}
-
-/**
- * Counts the actions queue's events (a job going active, completed or failed) by webhook
- * (`<webhook id>.<action>`). `next` resolves once a webhook has had more than `since` of them, or
- * at `giveUpAt`, and rejects if one of `processes` exits.
- */
-function watchActions(events: QueueEvents, processes: ChildRun[]) {
-  const counts = new Map<string, number>();
-  const waiters = new Map<string, () => void>();
-  const heard = ({ jobId }: { jobId: string }) => {
-    const webhookId = jobId.slice(0, jobId.lastIndexOf('.'));
-    counts.set(webhookId, (counts.get(webhookId) ?? 0) + 1);
-    waiters.get(webhookId)?.();
-  };
-  events.on('active', heard);
-  events.on('completed', heard);
-  events.on('failed', heard);
-  const seen = (webhookId: string) => counts.get(webhookId) ?? 0;
-  return {
-    seen,
-    async next(webhookId: string, since: number, giveUpAt: number): Promise<void> {
-      if (seen(webhookId) > since) return;
-      const woken = new Promise<void>((resolve) => waiters.set(webhookId, resolve));
-      const timeout = new AbortController();
-      const givingUp = delay(Math.max(0, giveUpAt - Date.now()), undefined, {
-        signal: timeout.signal,
-      }).catch(() => undefined);
-      try {
-        await whileUp(Promise.race([woken, givingUp]), ...processes);
-      } finally {
-        timeout.abort();
-        waiters.delete(webhookId);
-      }
-    },
   };
 }

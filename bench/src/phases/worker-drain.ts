@@ -3,16 +3,15 @@
 // baselines. Each drain gets a fresh backlog of its own and runs it to the end (the ingress adds
 // the action jobs itself; the worker's `webhooks` queue, for jobs of an earlier ingress, stays
 // empty, and the phase waits for both).
-import type { EventEmitter } from 'node:events';
-import { once } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
-import { Queue, QueueEvents } from 'bullmq';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { QUEUE_NAMES, recordStreamKey } from '@pw/shared';
 import type { ChildRun } from '@pw/test-utils';
 import type { BenchRun } from '../bench-run.js';
 import { RssSampler, treeCpuMs } from '../process-usage.js';
 import { drive } from '../load.js';
+import { jobsLeft, until } from '../poll.js';
 import { startIngress, startRecorder, startWorker, whileUp } from '../processes.js';
 import { benchDatabase } from '../record-store.js';
 import type { Sandbox } from '../processes.js';
@@ -124,7 +123,9 @@ const MIN_COMPLETIONS = 50;
  * Completed actions per second of the workers `start` starts, from the first completion until
  * the backlog is gone (or, with `windowSeconds`, for that long at most, and at least
  * `MIN_COMPLETIONS` completions); with the CPU time the workers, and the process `alsoPid` if
- * given (the recorder), used per action in that window.
+ * given (the recorder), used per action in that window. Progress is read from the queue's counts
+ * (`until`), not from its events stream, whose reader would load the cores our worker shares and
+ * not the raw baseline's, which counts in its own process.
  */
 export async function drainRate(
   bench: BenchRun,
@@ -136,36 +137,28 @@ export async function drainRate(
   const { prefix } = bench;
   const actions = new Queue(QUEUE_NAMES.actions, { connection, prefix });
   const webhooks = new Queue(QUEUE_NAMES.webhooks, { connection, prefix });
-  const events = new QueueEvents(QUEUE_NAMES.actions, { connection, prefix });
   try {
-    await events.waitUntilReady();
-    const firstCompletion = once(events as EventEmitter, 'completed');
-    const workers = await start();
-    await whileUp(firstCompletion, ...workers);
-    const workersCpuMs = () => workers.reduce((sum, worker) => sum + treeCpuMs(worker.pid), 0);
     const completed = async () => (await actions.getJobCounts('completed')).completed ?? 0;
-    let completions = 0;
-    const enoughCompletions = new Promise<void>((resolve) => {
-      events.on('completed', () => {
-        if (++completions >= MIN_COMPLETIONS) resolve();
-      });
-    });
+    const initially = await completed();
+    const workers = await start();
+    await whileUp(
+      until(async () => (await completed()) > initially),
+      ...workers,
+    );
+    const workersCpuMs = () => workers.reduce((sum, worker) => sum + treeCpuMs(worker.pid), 0);
     const before = await completed();
     const started = performance.now();
     const cpuBefore = [workersCpuMs(), alsoPid ? treeCpuMs(alsoPid) : 0];
-    // The actions queue empties now and then while the fan-out catches up: check both queues.
-    const backlogGone = new Promise<void>((resolve) => {
-      events.on('drained', () => {
-        void jobsLeft([actions, webhooks]).then((n) => n === 0 && resolve());
-      });
-    });
-    const window = new AbortController();
-    const windowEnds = delay(windowSeconds * 1000, undefined, { signal: window.signal });
+    const windowEndsAt = started + windowSeconds * 1000;
+    // The backlog is gone, or the window is over with enough completions to count.
     await whileUp(
-      Promise.race([Promise.all([windowEnds, enoughCompletions]), backlogGone]),
+      until(
+        async () =>
+          (await jobsLeft([actions, webhooks])) === 0 ||
+          (performance.now() >= windowEndsAt && (await completed()) - before >= MIN_COMPLETIONS),
+      ),
       ...workers,
     );
-    window.abort();
     const after = await completed();
     const elapsed = (performance.now() - started) / 1000;
     const cpuAfter = [workersCpuMs(), alsoPid ? treeCpuMs(alsoPid) : 0];
@@ -182,7 +175,7 @@ export async function drainRate(
       workers,
     };
   } finally {
-    await Promise.all([events.close(), actions.close(), webhooks.close()]);
+    await Promise.all([actions.close(), webhooks.close()]);
   }
 }
 
@@ -194,12 +187,4 @@ async function streamEmptied(bench: BenchRun): Promise<void> {
   } finally {
     redis.disconnect();
   }
-}
-
-/** Jobs not done yet in `queues`: waiting, active, delayed or prioritized. */
-async function jobsLeft(queues: Queue[]): Promise<number> {
-  const counts = await Promise.all(
-    queues.map((queue) => queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')),
-  );
-  return counts.flatMap((byState) => Object.values(byState)).reduce((sum, n) => sum + n, 0);
 }

@@ -141,6 +141,14 @@ if ARGV[7] ~= '' then
 end
 if ARGV[4] ~= '' then redis.call('HINCRBY', KEYS[1], ARGV[4], 1) end
 for field in string.gmatch(ARGV[5], '%S+') do redis.call('HDEL', KEYS[1], field) end
+if attempt == '-' then
+  -- A change not recorded (a call's start): its webhook is in flight, so the snapshot's reading of
+  -- the whole record would only keep it as long as a dead letter, which this does.
+  local long = math.max(tonumber(ARGV[1]), ${DEAD_LETTER_MIN_SECONDS})
+  if redis.call('TTL', KEYS[1]) < long then redis.call('EXPIRE', KEYS[1], long) end
+  redis.call('PUBLISH', ARGV[2], ARGV[3])
+  return 1
+end
 ${SNAPSHOT_LUA}
 return 1`,
 };
