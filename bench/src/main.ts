@@ -62,7 +62,12 @@ async function round(sandbox: Sandbox): Promise<RoundFigures> {
 
 const rssPeaks: number[] = [];
 
-/** A backlog's mark: a first action that starts this long after its webhook waited in a queue. */
+/**
+ * A backlog's mark: a first action that starts this long after its webhook waited in a queue. It
+ * is asked of the 99th percentile: at a rate the worker sustains only now and then, a backlog
+ * forms and drains again, which the median does not show (in one run, p50 12 ms and p99 1,087 ms
+ * at 349/s, where 150/s gave p50 2 ms and p99 29 ms).
+ */
 const BACKLOG_MS = 100;
 
 /**
@@ -79,8 +84,8 @@ async function sustainedLatency(
   let rate = options.rate ?? Math.max(1, Math.round(middle.worker.actions_per_s / 2 / perWebhook));
   let paced = await latencyPhase(bench, ingress, sandbox, rate);
   let halvings = 0;
-  while (options.rate === undefined && halvings < 2 && paced.enqueue_to_start_p50_ms > BACKLOG_MS) {
-    bench.log(`${rate}/s was not sustained (p50 ${paced.enqueue_to_start_p50_ms} ms): halving it`);
+  while (options.rate === undefined && halvings < 2 && paced.enqueue_to_start_p99_ms > BACKLOG_MS) {
+    bench.log(`${rate}/s was not sustained (p99 ${paced.enqueue_to_start_p99_ms} ms): halving it`);
     await bench.clearKeys();
     rate = Math.max(1, Math.round(rate / 2));
     halvings++;
