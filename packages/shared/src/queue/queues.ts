@@ -1,4 +1,3 @@
-import type { JobsOptions } from 'bullmq';
 import type { ActionName } from '../actions/action-table.js';
 import type { EventType } from '../events/registry.js';
 
@@ -73,26 +72,6 @@ export const DEAD_LETTER_MIN_SECONDS = 604_800;
  */
 export const deadLetterSeconds = (recordTtlSeconds: number): number =>
   Math.max(recordTtlSeconds, DEAD_LETTER_MIN_SECONDS);
-
-export interface RetentionSettings {
-  /** Seconds finished jobs are kept (`RECORD_TTL_SECONDS`). */
-  recordTtlSeconds: number;
-}
-
-/**
- * Job options of a `webhooks` job; its id is the webhook id. Finished, it is kept
- * `RECORD_TTL_SECONDS` (the record store has its history; a repeat's ack is kept apart, see
- * `keys.ack`), failed, as long as a dead letter.
- */
-export function webhookJobOptions(webhookId: string, retention: RetentionSettings): JobsOptions {
-  return {
-    jobId: webhookId,
-    attempts: 5,
-    backoff: { type: 'exponential', delay: 500 },
-    removeOnComplete: { age: retention.recordTtlSeconds },
-    removeOnFail: { age: deadLetterSeconds(retention.recordTtlSeconds) },
-  };
-}
 
 /** `<webhook_id>.<action>`: the id of an action's job, so adding it twice adds it once. */
 export const actionJobId = (webhookId: string, action: string): string => `${webhookId}.${action}`;
