@@ -39,7 +39,7 @@ export class WorkerMetrics {
     });
     this.webhooks = new Counter({
       name: 'webhooks_dispatched_total',
-      help: 'Webhooks whose actions were queued, by event type',
+      help: 'Webhook jobs of an earlier ingress whose actions the worker queued (the ingress queues them now), by event type',
       labelNames: ['event_type'],
       registers,
     });
