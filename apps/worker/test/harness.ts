@@ -52,6 +52,9 @@ export interface WorkerHarnessOptions {
   byMarket?: Record<string, PartnerTarget>;
   /** `CIRCUIT_FAILURE_THRESHOLD` and `CIRCUIT_PROBE_INTERVAL_MS`. @defaultValue 10 and 5000 */
   circuit?: { failureThreshold: number; probeIntervalMs: number };
+  /** The jobs' lock (and stalled check interval), and how often a job may stall. */
+  lockMs?: number;
+  maxStalledCount?: number;
 }
 
 /** The real worker on its own queue prefix, against the real sandbox IdP and partner API. */
@@ -102,6 +105,8 @@ export async function startWorkerHarness(
     metrics,
     concurrency: 10,
     circuit: options.circuit,
+    lockMs: options.lockMs,
+    maxStalledCount: options.maxStalledCount,
   });
   const webhooks = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, { connection: client, prefix });
   return {

@@ -1,0 +1,52 @@
+// A job whose worker died mid-call and that stalled more often than allowed is failed by BullMQ
+// itself, outside any processor: its outcome record must still say so, with the reason.
+import { Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterEach, expect, it } from 'vitest';
+import { actionJobId, QUEUE_NAMES } from '@pw/shared';
+import type { ActionJobData } from '@pw/shared';
+import { testRedisUrl } from '@pw/test-utils';
+import { startWorkerHarness } from './harness.js';
+import type { WorkerHarness } from './harness.js';
+import { webhookJob } from './fixtures.js';
+
+let harness: WorkerHarness | undefined;
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+it('records an action failed for stalling (its worker died holding it) as failed, with the reason', async () => {
+  harness = await startWorkerHarness({ lockMs: 500, maxStalledCount: 0 });
+  // Our worker takes no action job for now; the fan-out still runs.
+  await harness.worker.actions.pause(true);
+  const data = webhookJob('contract', 'draft');
+  expect(data.actions).toEqual(['generate_documents']);
+  await harness.enqueue(data);
+  await harness.until(data.webhook_id, (outcome) => outcome.actions.length > 0);
+
+  // Another worker takes the action job, then dies: its lock is never renewed.
+  const connection = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
+  const dying = new Worker<ActionJobData>(QUEUE_NAMES.actions, null, {
+    connection,
+    prefix: harness.prefix,
+    lockDuration: 500,
+  });
+  const job = await dying.getNextJob('dying-worker-token');
+  expect(job?.id).toBe(actionJobId(data.webhook_id, 'generate_documents'));
+  connection.disconnect();
+
+  // Ours looks for stalled jobs again: the job stalled once, more than allowed.
+  await harness.worker.actions.resume();
+  const outcome = await harness.until(
+    data.webhook_id,
+    (seen) =>
+      seen.actions.find((action) => action.name === 'generate_documents')?.state === 'failed',
+  );
+  expect(outcome.state).toBe('failed');
+  expect(
+    outcome.actions.find((action) => action.name === 'generate_documents')?.last_error,
+  ).toMatch(/stalled/);
+  // The partner was never called for it: the dead worker made no call, and ours did not retry.
+  expect(harness.sandbox.api.calls).toEqual([]);
+});
