@@ -305,6 +305,28 @@ describe('routing rules decide actions_triggered', () => {
   });
 });
 
+describe('out-of-order events', () => {
+  it('an event older than one already taken in for its entity is queued with its record marked stale', async () => {
+    const path = pathOf('contract');
+    const id = `order-${Date.now()}`;
+    const newer = new Date(Date.now() - 1000);
+    const older = new Date(Date.now() - 60_000);
+    const first = acknowledgementSchema.parse(
+      (await post(path, signedEvent('contract', { id, status: 'active', now: newer }))).body,
+    );
+    const late = acknowledgementSchema.parse(
+      (await post(path, signedEvent('contract', { id, status: 'draft', now: older }))).body,
+    );
+    expect((await records().get(first.webhook_id))?.stale).toBe(false);
+    expect((await records().get(late.webhook_id))?.stale).toBe(true);
+    // The entity's newest time is the newer event's: the worker's out-of-order check reads it.
+    const [latest] = await keysUnder(harness.inspect, harness.prefix, 'latest:*');
+    expect(Number(await harness.inspect.get(latest!))).toBe(newer.getTime());
+    // Both are queued: the worker skips the late one's state-changing actions.
+    expect(await actionJobsOf(harness, late)).not.toContain(undefined);
+  });
+});
+
 describe('duplicates', () => {
   const path = pathOf('sales');
 
