@@ -1,11 +1,5 @@
-import { Queue, QueueEvents, Worker } from 'bullmq';
-import {
-  bullmqTelemetry,
-  CircuitStore,
-  deadLetterSeconds,
-  duplicateRedis,
-  QUEUE_NAMES,
-} from '@pw/shared';
+import { Queue, Worker } from 'bullmq';
+import { bullmqTelemetry, CircuitStore, deadLetterSeconds, QUEUE_NAMES } from '@pw/shared';
 import type {
   ActionJobData,
   ActionsConfig,
@@ -105,8 +99,8 @@ function circuitGate(deps: WorkerDeps, actionsQueue: Queue<ActionJobData>, lease
 
 /**
  * The worker: the fan-out processor on `webhooks` turns each webhook into action jobs, the action
- * processor on `actions` runs each against the partner API, and a listener records the jobs
- * BullMQ fails as stalled.
+ * processor on `actions` runs each against the partner API, and a listener of its own failures
+ * records the jobs BullMQ fails for stalling.
  */
 export function createWorker(deps: WorkerDeps): RunningWorker {
   const { connection, queuePrefix: prefix, log } = deps;
@@ -139,13 +133,10 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
     { ...options, settings: { backoffStrategy: actionBackoff } },
   );
 
-  const eventsConnection = duplicateRedis(connection);
-  const actionEvents = new QueueEvents(QUEUE_NAMES.actions, {
-    connection: eventsConnection,
-    prefix,
-  });
-  const stalledDeps: StalledJobDeps = { ...deps, actionsQueue };
-  actionEvents.on('failed', (event) => void recordStalledFailure(event, stalledDeps));
+  // No reader of the queue's event stream: BullMQ fails a job that stalled too often in the
+  // worker that takes it next, which tells only its own listeners.
+  const stalledDeps: StalledJobDeps = deps;
+  actions.on('failed', (job, error) => void recordStalledFailure(job, error, stalledDeps));
 
   for (const worker of [webhooks, actions]) {
     worker.on('error', (error) => log.error({ err: error }, 'worker error'));
@@ -156,8 +147,7 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
     actions,
     async close(force = false) {
       await Promise.all([webhooks.close(force), actions.close(force)]);
-      await Promise.all([actionsQueue.close(), actionEvents.close()]);
-      eventsConnection.disconnect();
+      await actionsQueue.close();
     },
   };
 }

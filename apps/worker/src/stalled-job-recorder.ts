@@ -1,31 +1,32 @@
-import type { Queue } from 'bullmq';
+import type { Job } from 'bullmq';
 import type { ActionJobData, Logger, OutcomeStore } from '@pw/shared';
 import type { WorkerMetrics } from './metrics.js';
 
 export interface StalledJobDeps {
-  actionsQueue: Queue<ActionJobData>;
   outcomes: OutcomeStore;
   metrics: WorkerMetrics;
   log: Logger;
 }
 
 /**
- * Listener for the `actions` queue's `failed` events: a job that stalled too often is failed by
- * BullMQ itself, outside any processor, so its outcome is recorded here. Never rejects.
+ * Listener for the action worker's own `failed` events. A job that stalled more often than
+ * allowed (its worker died or hung holding it) is marked by BullMQ's stalled check to fail, and
+ * the worker that takes it next fails it without running our processor, so nothing else records
+ * it: this does, once, in the process that failed it. Failures the processor ran for (recorded
+ * there) are passed over. Never rejects.
  */
 export async function recordStalledFailure(
-  { jobId, failedReason }: { jobId: string; failedReason: string },
+  job: Job<ActionJobData> | undefined,
+  error: Error,
   deps: StalledJobDeps,
 ): Promise<void> {
-  if (!/stalled/i.test(failedReason)) return;
+  if (!job?.deferredFailure) return;
+  const { webhook_id: webhookId, action } = job.data;
   try {
-    const job = await deps.actionsQueue.getJob(jobId);
-    if (!job) return;
-    const { webhook_id: webhookId, action } = job.data;
-    await deps.outcomes.settled(webhookId, action, 'failed', failedReason);
+    await deps.outcomes.settled(webhookId, action, 'failed', error.message);
     deps.metrics.actions.inc({ action, outcome: 'failed' });
-    deps.log.error({ webhook_id: webhookId, action, job_id: jobId }, failedReason);
-  } catch (error) {
-    deps.log.error({ err: error, job_id: jobId }, 'cannot record a stalled job');
+    deps.log.error({ webhook_id: webhookId, action, job_id: job.id }, error.message);
+  } catch (failure) {
+    deps.log.error({ err: failure, job_id: job.id }, 'cannot record a stalled job');
   }
 }
