@@ -37,20 +37,31 @@ function report(name: string, title: string): void {
   }
 }
 
-/** Calls of each command so far, as `INFO commandstats` counts them. */
-async function commandCalls(redis: Redis): Promise<Map<string, number>> {
-  const info = await redis.info('commandstats');
-  const calls = new Map<string, number>();
-  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
-    calls.set(match[1]!, Number(match[2]));
-  }
-  return calls;
+interface CommandStats {
+  /** Calls and microseconds of each command so far, as `INFO commandstats` counts them. */
+  commands: Map<string, { calls: number; usec: number }>;
+  /** Redis's own CPU time so far (user and system, all its threads), in ms. */
+  cpuMs: number;
 }
 
-/** The calls made between two counts, largest first; the INFO calls themselves left out. */
-function diffCalls(after: Map<string, number>, before: Map<string, number>): [string, number][] {
-  return [...after]
-    .map(([command, count]): [string, number] => [command, count - (before.get(command) ?? 0)])
+async function commandStats(redis: Redis): Promise<CommandStats> {
+  const [info, cpu] = await Promise.all([redis.info('commandstats'), redis.info('cpu')]);
+  const commands = new Map<string, { calls: number; usec: number }>();
+  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
+    commands.set(match[1]!, { calls: Number(match[2]), usec: Number(match[3]) });
+  }
+  const seconds = (name: string) =>
+    Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(cpu)?.[1] ?? 0);
+  return { commands, cpuMs: 1000 * (seconds('used_cpu_user') + seconds('used_cpu_sys')) };
+}
+
+/** The calls made between two readings, largest first; the INFO calls themselves left out. */
+function diffCalls(after: CommandStats, before: CommandStats): [string, number, number][] {
+  return [...after.commands]
+    .map(([command, { calls, usec }]): [string, number, number] => {
+      const earlier = before.commands.get(command);
+      return [command, calls - (earlier?.calls ?? 0), usec - (earlier?.usec ?? 0)];
+    })
     .filter(([command, count]) => count > 0 && command !== 'info')
     .sort((a, b) => b[1] - a[1]);
 }
@@ -74,13 +85,14 @@ await bench.runToEnd(async () => {
   bench.log(`ingress accepted ${load.acceptedPerSecond}/s`);
   bench.log('worker, profiled, draining what the ingress queued');
   const redis = new Redis(options.redisUrl);
-  const callsBefore = await commandCalls(redis);
+  const statsBefore = await commandStats(redis);
   const drained = await whileUp(
     drainRate(bench, async () => [await startWorker(bench, sandbox, {}, profiling('worker'))]),
     sandbox.child,
   );
   await Promise.all(drained.workers.map((worker) => worker.stop()));
-  const calls = diffCalls(await commandCalls(redis), callsBefore);
+  const statsAfter = await commandStats(redis);
+  const calls = diffCalls(statsAfter, statsBefore);
   redis.disconnect();
   bench.log(
     `worker completed ${drained.perSecond} actions/s, ${drained.workerCpuMsPerAction} ms CPU per action`,
@@ -89,8 +101,15 @@ await bench.runToEnd(async () => {
   report('worker', `worker at ${drained.perSecond} actions/s (${drained.completed} actions)`);
   // Counted by Redis for the whole drain, start and stop included, so a little high per action.
   const completed = await completedActions(options.redisUrl, bench.prefix);
-  console.log(`Redis commands per completed action (${completed} completed), whole drain:`);
-  for (const [command, count] of calls) {
-    console.log(`  ${(count / Math.max(1, completed)).toFixed(2).padStart(6)}  ${command}`);
+  const perAction = (n: number) => n / Math.max(1, completed);
+  console.log(
+    `Redis during the drain, per completed action (${completed} completed): ` +
+      `${(perAction(statsAfter.cpuMs - statsBefore.cpuMs) * 1000).toFixed(0)} µs of its CPU; ` +
+      `commands (calls, µs inside the command; a script's own commands are counted inside it too):`,
+  );
+  for (const [command, count, usec] of calls) {
+    console.log(
+      `  ${perAction(count).toFixed(2).padStart(6)}  ${perAction(usec).toFixed(1).padStart(6)} µs  ${command}`,
+    );
   }
 });

@@ -1,7 +1,15 @@
 import { DelayedError, UnrecoverableError } from 'bullmq';
 import type { Job } from 'bullmq';
-import { annotateSpan, boundedError, PermanentError, PwError, RetryableError } from '@pw/shared';
+import {
+  annotateSpan,
+  boundedError,
+  eventTime,
+  PermanentError,
+  PwError,
+  RetryableError,
+} from '@pw/shared';
 import type {
+  ActionCall,
   ActionJobData,
   ActionSettings,
   ActionsConfig,
@@ -12,6 +20,7 @@ import type {
   SkipReason,
 } from '@pw/shared';
 import { ActionLimits, concurrencyWait } from './action-limits.js';
+import type { ActionStart } from './action-start.js';
 import { boundApi } from './actions/action.js';
 import type { ActionDefinition, Outcome } from './actions/action.js';
 import { expandPath } from './actions/expand-path.js';
@@ -20,7 +29,6 @@ import { circuitResult } from './circuit-gate.js';
 import type { CircuitGate } from './circuit-gate.js';
 import { circuitTarget } from './config.js';
 import type { PartnerTarget } from './config.js';
-import type { EventOrder } from './event-order.js';
 import { forMarket } from './market-table.js';
 import type { MarketTable } from './market-table.js';
 import type { WorkerMetrics } from './metrics.js';
@@ -28,7 +36,7 @@ import type { PartnerApi } from './partner-api.js';
 
 export interface ActionProcessorDeps {
   actionsConfig: ActionsConfig;
-  order: EventOrder;
+  start: ActionStart;
   limits: ActionLimits;
   circuits: CircuitGate;
   outcomes: OutcomeStore;
@@ -50,6 +58,9 @@ interface Try {
   target: PartnerTarget;
   circuit: string;
 }
+
+/** The partner-API call of a try, or why the event cannot make one (`invalid_path_value`). */
+type Call = ActionCall | { error: unknown };
 
 /**
  * The `actions` processor: skips an action that is disabled or that a newer event made stale,
@@ -82,16 +93,30 @@ export async function processAction(
     circuit: circuitTarget(target),
   };
   if (run.settings?.enabled === false) return skip(job, run, deps, 'disabled');
-  if (await isStale(job, run, deps)) return skip(job, run, deps, 'stale');
-  const admission = await deps.circuits.enter(run.circuit, job);
+  const limited = run.settings && ActionLimits.applies(run.settings) ? run.settings : undefined;
+  const call = callOf(run, job.data.event);
+  // One command: the out-of-order check, the circuit's admission and, when no slot is to be
+  // waited for and the event can fill the path, the call's start in the record.
+  const begun = await deps.start.begin({
+    webhookId,
+    action,
+    eventType: job.data.event_type,
+    entityId: job.data.entity_id,
+    staleAfter: checksStale(run) ? eventTime(job.data.event) : undefined,
+    circuit: run.circuit,
+    jobId: job.id ?? webhookId,
+    order: job.timestamp,
+    start: !limited && !('error' in call),
+  });
+  if (begun.stale) return skip(job, run, deps, 'stale');
+  const { admission } = begun;
   if (admission.kind === 'hold') await hold(job, run, deps, admission, token);
   if (admission.kind === 'wait') await waitAWhile(job, token);
-  const limited = run.settings && ActionLimits.applies(run.settings) ? run.settings : undefined;
   let called = false;
   try {
     if (limited) await takeSlot(job, limited, deps, token);
     called = true;
-    return await callAction(job, run, deps, admission, token);
+    return await callAction(job, run, deps, { admission, call, started: begun.started }, token);
   } finally {
     // No call after all (waiting for a slot): the probe or in-flight lease is given back first,
     // so that a failure to free the slot cannot keep the probe.
@@ -151,16 +176,20 @@ async function waitAWhile(job: Job<ActionJobData>, token: string | undefined): P
   throw new DelayedError();
 }
 
-/** True when the action changes state and a newer event for its entity came first. */
-async function isStale(
-  job: Job<ActionJobData>,
-  run: Try,
-  deps: ActionProcessorDeps,
-): Promise<boolean> {
-  const { event_type: eventType, entity_id: entityId } = job.data;
-  if (!(run.settings?.skip_when_stale ?? run.definition.changesState)) return false;
-  if (entityId === undefined) return false;
-  return deps.order.isStale(eventType, entityId, job.data.event);
+/** True when the action changes state, so it is skipped once a newer event for its entity came. */
+const checksStale = (run: Try): boolean =>
+  run.settings?.skip_when_stale ?? run.definition.changesState;
+
+/** The call the action makes for `event`; an event that cannot fill the path makes none. */
+function callOf(run: Try, event: Record<string, unknown>): Call {
+  try {
+    return {
+      method: run.settings?.method ?? run.definition.call.method,
+      path: expandPath(run.settings?.path ?? run.definition.call.path, event),
+    };
+  } catch (error) {
+    return { error };
+  }
 }
 
 const SKIP_MESSAGES: Record<SkipReason, string> = {
@@ -210,7 +239,11 @@ async function callAction(
   job: Job<ActionJobData>,
   run: Try,
   deps: ActionProcessorDeps,
-  admission: Admission,
+  {
+    admission,
+    call,
+    started: startedAlready,
+  }: { admission: Admission; call: Call; started: boolean },
   token: string | undefined,
 ): Promise<Outcome> {
   const { webhook_id: webhookId, action, event } = job.data;
@@ -228,11 +261,8 @@ async function callAction(
   };
   try {
     // Before the attempt is counted: an event that cannot fill the path makes no call.
-    const call = {
-      method: run.settings?.method ?? run.definition.call.method,
-      path: expandPath(run.settings?.path ?? run.definition.call.path, event),
-    };
-    await deps.outcomes.started(webhookId, action);
+    if ('error' in call) throw call.error;
+    if (!startedAlready) await deps.outcomes.started(webhookId, action);
     const outcome = await run.definition.handler(event, {
       webhookId,
       action,

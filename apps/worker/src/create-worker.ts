@@ -11,6 +11,7 @@ import type {
 } from '@pw/shared';
 import { ActionLimits } from './action-limits.js';
 import { processAction } from './action-processor.js';
+import { ActionStart } from './action-start.js';
 import type { ActionProcessorDeps } from './action-processor.js';
 import { actionBackoff } from './backoff.js';
 import { CircuitGate } from './circuit-gate.js';
@@ -80,7 +81,7 @@ function workerOptions(deps: WorkerDeps) {
  * The circuits of this worker's targets (the default and one per market), named in Redis so the
  * dashboard lists them, and read at each scrape for `partner_circuit_open`.
  */
-function circuitGate(deps: WorkerDeps, actionsQueue: Queue<ActionJobData>, leaseMs: number) {
+function circuits(deps: WorkerDeps, actionsQueue: Queue<ActionJobData>, leaseMs: number) {
   const store = new CircuitStore(deps.storeConnection ?? deps.connection, {
     queuePrefix: deps.queuePrefix,
     failureThreshold: deps.circuit?.failureThreshold ?? 10,
@@ -94,7 +95,7 @@ function circuitGate(deps: WorkerDeps, actionsQueue: Queue<ActionJobData>, lease
     .register(targets)
     .catch((error: unknown) => deps.log.warn({ err: error }, 'circuits not registered yet'));
   deps.metrics.watchCircuits(() => Promise.all(targets.map((target) => store.view(target))));
-  return new CircuitGate({ ...deps, circuits: store, actionsQueue });
+  return { store, gate: new CircuitGate({ ...deps, circuits: store, actionsQueue }) };
 }
 
 /**
@@ -118,7 +119,8 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
   // have run its course.
   const leaseMs = options.lockDuration + 2 * deps.api.timeoutMs;
   const limits = new ActionLimits(stores, prefix, leaseMs);
-  const circuits = circuitGate(deps, actionsQueue, leaseMs);
+  const circuit = circuits(deps, actionsQueue, leaseMs);
+  const start = new ActionStart(stores, prefix, circuit.store, deps.outcomes);
 
   const fanOutDeps: FanOutDeps = { ...deps, actionsQueue, order };
   const webhooks = new Worker<WebhookJobData>(
@@ -126,7 +128,7 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
     (job) => fanOutWebhook(job, fanOutDeps),
     options,
   );
-  const actionDeps: ActionProcessorDeps = { ...deps, order, limits, circuits };
+  const actionDeps: ActionProcessorDeps = { ...deps, start, limits, circuits: circuit.gate };
   const actions = new Worker<ActionJobData>(
     QUEUE_NAMES.actions,
     (job, token, signal) => processAction(job, actionDeps, token, signal),

@@ -26,7 +26,8 @@ interface OrderCommands {
 
 /**
  * Out-of-order protection: remembers, per entity, the newest `timestamp` taken in, so an older
- * event arriving later (or still retrying when a newer one arrives) is known to be stale.
+ * event arriving later (or still retrying when a newer one arrives) is known to be stale (the
+ * action's start, `ActionStart`, looks).
  */
 export class EventOrder {
   private readonly redis: RedisClient & OrderCommands;
@@ -47,13 +48,5 @@ export class EventOrder {
     const key = keys.latest(this.prefix, eventType, entityId);
     const previous = await this.redis.pwTakeIn(key, time, this.keepSeconds * 1000);
     return previous > time;
-  }
-
-  /** True when a newer event for the same entity has been taken in. */
-  async isStale(eventType: string, entityId: string, event: Record<string, unknown>) {
-    const time = eventTime(event);
-    if (time === undefined) return false;
-    const newest = await this.redis.get(keys.latest(this.prefix, eventType, entityId));
-    return newest !== null && Number(newest) > time;
   }
 }

@@ -95,6 +95,13 @@ describe.concurrent('a partner target away for 60 seconds', { timeout: 150_000 }
       const duringOutage = harness.sandbox.api.calls.filter((call) => call.status === 503);
       expect(duringOutage.length).toBeGreaterThanOrEqual(THRESHOLD);
       expect(duringOutage.length).toBeLessThanOrEqual(THRESHOLD + probesIn(OUTAGE_MS));
+      // The records count every call made, and not the held actions' looks at the circuit.
+      let attempts = 0;
+      for (const job of jobs) {
+        const outcome = await harness.finished(job.webhook_id);
+        for (const action of outcome.actions) attempts += action.attempts;
+      }
+      expect(attempts).toBe(harness.sandbox.api.calls.length);
     } finally {
       await harness.close();
     }

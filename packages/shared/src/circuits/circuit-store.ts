@@ -84,6 +84,8 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 `;
 
 /**
+ * The admission of a job before its call, as a Lua function `circuitEnter(KEYS, ARGV)` that other
+ * scripts call with their own slices (the worker's start of an action, `pwActionStart`).
  * KEYS: circuit, held, in-flight, the set of targets. ARGV: job id, its order (creation time),
  * threshold, probe interval (jittered), lease, longest hold, target, '1' to hold only (a job
  * whose call just failed on an open circuit: never the probe at once; 1 ms if it closed since),
@@ -91,10 +93,9 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
  * Returns {kind, n, newly}: call (n = 1 when tracked), probe, wait, hold (n = ms; newly = 1 when
  * the job was not held already).
  */
-const ENTER: LuaCommand = {
-  name: 'pwCircuitEnter',
-  numberOfKeys: 4,
-  lua: `${NOW}
+export const CIRCUIT_ENTER_FUNCTION = `
+local function circuitEnter(KEYS, ARGV)
+${NOW}
 local job, order, threshold = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local interval, lease, maxHold = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local c = redis.call('HMGET', KEYS[1], 'state', 'failures', 'next_probe_at', 'probe_until', 'manual', 'warm')
@@ -132,8 +133,25 @@ if first == job and c[5] ~= '1' then
   return {'hold', math.max(tonumber(c[3] or '0') - now, math.floor(interval / 10), 50), newly}
 end
 return {'hold', maxHold, newly}
-`,
+end
+`;
+
+const ENTER: LuaCommand = {
+  name: 'pwCircuitEnter',
+  numberOfKeys: 4,
+  lua: `${CIRCUIT_ENTER_FUNCTION}
+return circuitEnter(KEYS, ARGV)`,
 };
+
+/** The reply of `circuitEnter`: {kind, n, newly}. */
+export type EnterReply = [string, number, number?];
+
+/** What `circuitEnter`'s reply means. */
+export function admissionOf([kind, n, newly]: EnterReply): Admission {
+  if (kind === 'call') return { kind, tracked: n === 1 };
+  if (kind === 'probe' || kind === 'wait') return { kind };
+  return { kind: 'hold', delayMs: n, newly: newly === 1 };
+}
 
 /**
  * KEYS: circuit, in-flight, the set of targets. ARGV: job id, result, threshold, probe interval
@@ -208,7 +226,7 @@ return 'closed'
 };
 
 interface CircuitCommands {
-  pwCircuitEnter(...args: (string | number)[]): Promise<[string, number, number?]>;
+  pwCircuitEnter(...args: (string | number)[]): Promise<EnterReply>;
   pwCircuitLeave(...args: (string | number)[]): Promise<[CircuitState, string, number]>;
   pwCircuitOverride(...args: string[]): Promise<string>;
 }
@@ -255,25 +273,32 @@ export class CircuitStore {
    * whose call just failed while the circuit is open (it is held, never made the probe at once).
    */
   async enter(target: string, jobId: string, order: number, holdOnly = false): Promise<Admission> {
+    const { keys, args } = this.enterCommand(target, jobId, order, holdOnly);
+    return admissionOf(await this.redis.pwCircuitEnter(...keys, ...args));
+  }
+
+  /** The 4 keys and 9 arguments of `circuitEnter` for `enter`'s arguments. */
+  enterCommand(target: string, jobId: string, order: number, holdOnly = false) {
     const { failureThreshold, probeIntervalMs, leaseMs } = this.settings;
-    const [kind, n, newly] = await this.redis.pwCircuitEnter(
-      this.key(target),
-      this.key(target, ':held'),
-      this.key(target, ':in-flight'),
-      this.targetsKey,
-      jobId,
-      order,
-      failureThreshold,
-      jittered(probeIntervalMs, this.random),
-      leaseMs,
-      this.maxHoldMs,
-      target,
-      holdOnly ? '1' : '0',
-      this.settings.jobKeyPrefix ?? '',
-    );
-    if (kind === 'call') return { kind, tracked: n === 1 };
-    if (kind === 'probe' || kind === 'wait') return { kind };
-    return { kind: 'hold', delayMs: n, newly: newly === 1 };
+    return {
+      keys: [
+        this.key(target),
+        this.key(target, ':held'),
+        this.key(target, ':in-flight'),
+        this.targetsKey,
+      ],
+      args: [
+        jobId,
+        order,
+        failureThreshold,
+        jittered(probeIntervalMs, this.random),
+        leaseMs,
+        this.maxHoldMs,
+        target,
+        holdOnly ? '1' : '0',
+        this.settings.jobKeyPrefix ?? '',
+      ],
+    };
   }
 
   /** The circuit's state now. */

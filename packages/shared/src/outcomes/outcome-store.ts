@@ -120,16 +120,16 @@ redis.call('PUBLISH', ARGV[2], ARGV[3])
 `;
 
 /**
- * One change to an outcome record, in one command: KEYS[1] the record, KEYS[2] the record stream,
+ * One change to an outcome record, as a Lua function `outcomeChange(KEYS, ARGV)` that other
+ * scripts call with their own slices (the worker's start of an action, `pwActionStart`), and as a
+ * command of its own. KEYS[1] the record, KEYS[2] the record stream,
  * KEYS[3] this minute's action counts; ARGV: seconds to keep it, the change channel, the webhook
  * id, the attempts field to count one more on ('' for none), fields to remove, separated by spaces
  * ('' for none), the attempt the change ended as JSON ('' for none), the count to add one to in
  * KEYS[3] ('' for none), then field and value pairs.
  */
-const OUTCOME_CHANGE: LuaCommand = {
-  name: 'pwOutcomeChange',
-  numberOfKeys: 3,
-  lua: `
+export const OUTCOME_CHANGE_FUNCTION = `
+local function outcomeChange(KEYS, ARGV)
 -- A record that is gone (kept past its time) is not rebuilt from one action's fields: the
 -- change is refused (0) rather than leave a record without its webhook.
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
@@ -150,7 +150,15 @@ if attempt == '-' then
   return 1
 end
 ${SNAPSHOT_LUA}
-return 1`,
+return 1
+end
+`;
+
+const OUTCOME_CHANGE: LuaCommand = {
+  name: 'pwOutcomeChange',
+  numberOfKeys: 3,
+  lua: `${OUTCOME_CHANGE_FUNCTION}
+return outcomeChange(KEYS, ARGV)`,
 };
 
 /**
@@ -244,8 +252,18 @@ export interface CommandPipeline {
   runCommand(name: string, args: (string | number)[]): unknown;
 }
 
+/** What `change` does besides setting the action's fields. */
+interface ChangeOptions {
+  countAttempt?: boolean;
+  remove?: string[];
+  record?: Record<string, string>;
+  attempt?: Omit<AttemptRecord, 'attempt'>;
+  unrecorded?: boolean;
+  count?: ActionCount;
+}
+
 interface ChangeCommand {
-  pwOutcomeChange(key: string, ...args: (string | number)[]): Promise<unknown>;
+  pwOutcomeChange(...args: (string | number)[]): Promise<unknown>;
   pwOutcomeOpen(key: string, ...args: (string | number)[]): Promise<unknown>;
 }
 
@@ -350,9 +368,18 @@ export class OutcomeStore {
 
   /** A call for `action` is starting: counts the attempt. */
   async started(webhookId: string, action: string): Promise<void> {
+    const { keys, args } = this.startedCommand(webhookId, action);
+    await this.redis.pwOutcomeChange(...keys, ...args);
+  }
+
+  /**
+   * The 3 keys and the arguments of `outcomeChange` for `started`, for a script that starts the
+   * call in the same command as other checks.
+   */
+  startedCommand(webhookId: string, action: string) {
     // Not sent to the record store: the attempt is, with its outcome, once it ends (the store's
     // copy of a webhook in flight may say `waiting` for an action Redis already says is active).
-    await this.change(
+    return this.changeCommand(
       webhookId,
       action,
       { state: 'active' },
@@ -480,36 +507,44 @@ export class OutcomeStore {
     webhookId: string,
     action: string,
     fields: Record<string, string>,
-    options: {
-      countAttempt?: boolean;
-      remove?: string[];
-      record?: Record<string, string>;
-      attempt?: Omit<AttemptRecord, 'attempt'>;
-      unrecorded?: boolean;
-      count?: ActionCount;
-    } = {},
+    options: ChangeOptions = {},
   ) {
+    const command = this.changeCommand(webhookId, action, fields, options);
+    await this.redis.pwOutcomeChange(...command.keys, ...command.args);
+  }
+
+  /** The keys and arguments of `outcomeChange` for `change`'s arguments. */
+  private changeCommand(
+    webhookId: string,
+    action: string,
+    fields: Record<string, string>,
+    options: ChangeOptions = {},
+  ): { keys: string[]; args: (string | number)[] } {
     const pairs = [
       ...Object.entries(fields).flatMap(([name, value]) => [`${action}:${name}`, value]),
       ...Object.entries(options.record ?? {}).flat(),
     ];
-    await this.redis.pwOutcomeChange(
-      this.key(webhookId),
-      this.stream,
-      keys.actionCounts(this.settings.queuePrefix, countMinute(new Date())),
-      this.settings.recordTtlSeconds,
-      this.channel,
-      webhookId,
-      options.countAttempt ? `${action}:attempts` : '',
-      (options.remove ?? []).map((field) => `${action}:${field}`).join(' '),
-      options.unrecorded
-        ? '-'
-        : options.attempt
-          ? JSON.stringify({ action, ...options.attempt })
-          : '',
-      options.count ?? '',
-      ...pairs,
-    );
+    return {
+      keys: [
+        this.key(webhookId),
+        this.stream,
+        keys.actionCounts(this.settings.queuePrefix, countMinute(new Date())),
+      ],
+      args: [
+        this.settings.recordTtlSeconds,
+        this.channel,
+        webhookId,
+        options.countAttempt ? `${action}:attempts` : '',
+        (options.remove ?? []).map((field) => `${action}:${field}`).join(' '),
+        options.unrecorded
+          ? '-'
+          : options.attempt
+            ? JSON.stringify({ action, ...options.attempt })
+            : '',
+        options.count ?? '',
+        ...pairs,
+      ],
+    };
   }
 
   /** The outcome of a webhook; `null` when unknown (or no longer kept). */
