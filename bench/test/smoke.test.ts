@@ -99,8 +99,11 @@ describe('npm run bench -- --quick', () => {
     expect(run.count('self time by part:'), run.output).toBe(2);
     expect(run.output).toMatch(/^ingress at \d+ webhooks\/s/m);
     expect(run.output).toMatch(/^worker at \d+ actions\/s/m);
-    // BullMQ's own script calls, at least one per completed action.
-    expect(run.output).toMatch(/^\s+\d+\.\d\d\s+evalsha$/m);
+    // BullMQ's own script calls, at least one per completed action, and the time inside them.
+    expect(run.output).toMatch(/^\s+\d+\.\d\d\s+\d+\.\d µs\s+evalsha$/m);
+    expect(run.output).toMatch(
+      /^Redis during the drain, per completed action .*: \d+ µs of its CPU/m,
+    );
   });
 
   it('compares the ingress under each set of V8 heap flags: CPU per webhook, rate, peak RSS', async () => {
