@@ -13,6 +13,7 @@ import { formatSummary, readProfile, summarize } from './cpu-profile.js';
 import { measure } from './measure.js';
 import { readOptions } from './options.js';
 import { drainRate } from './phases/worker-drain.js';
+import { redisCpuMs } from './redis-info.js';
 import { buildApps, startIngress, startSandbox, startWorker, whileUp } from './processes.js';
 
 const options = readOptions();
@@ -45,14 +46,12 @@ interface CommandStats {
 }
 
 async function commandStats(redis: Redis): Promise<CommandStats> {
-  const [info, cpu] = await Promise.all([redis.info('commandstats'), redis.info('cpu')]);
+  const [info, cpuMs] = await Promise.all([redis.info('commandstats'), redisCpuMs(redis)]);
   const commands = new Map<string, { calls: number; usec: number }>();
   for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
     commands.set(match[1]!, { calls: Number(match[2]), usec: Number(match[3]) });
   }
-  const seconds = (name: string) =>
-    Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(cpu)?.[1] ?? 0);
-  return { commands, cpuMs: 1000 * (seconds('used_cpu_user') + seconds('used_cpu_sys')) };
+  return { commands, cpuMs };
 }
 
 /** The calls made between two readings, largest first; the INFO calls themselves left out. */

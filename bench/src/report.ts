@@ -37,7 +37,7 @@ function figureRows(f: Figures): string[][] {
     ],
     [
       'raw BullMQ worker, same partner call',
-      `${n(f.raw_http_worker.jobs_per_s)} jobs/s, CPU ${f.raw_http_worker.cpu_ms_per_job} ms/job (${n(f.raw_http_worker.jobs)} jobs, ${f.raw_http_worker.actions_per_webhook} per webhook)`,
+      `${n(f.raw_http_worker.jobs_per_s)} jobs/s, CPU ${f.raw_http_worker.cpu_ms_per_job} ms/job, Redis CPU ${f.raw_http_worker.redis_cpu_ms_per_job} ms/job (${n(f.raw_http_worker.jobs)} jobs, ${f.raw_http_worker.actions_per_webhook} per webhook)`,
     ],
     [
       'ingress, 1 process',
@@ -49,7 +49,7 @@ function figureRows(f: Figures): string[][] {
     ],
     [
       'worker draining a backlog',
-      `${n(f.worker.actions_per_s)} actions/s (${n(f.worker.actions_counted)} in ${f.worker.window_s} s), worker CPU ${f.worker.worker_cpu_ms_per_action} ms/action`,
+      `${n(f.worker.actions_per_s)} actions/s (${n(f.worker.actions_counted)} in ${f.worker.window_s} s), worker CPU ${f.worker.worker_cpu_ms_per_action} ms/action, Redis CPU ${f.worker.redis_cpu_ms_per_action} ms/action`,
     ],
     ['  the same, two worker processes', `${n(f.worker.actions_per_s_two_processes)} actions/s`],
     [

@@ -30,7 +30,12 @@ export interface Figures {
   raw_bullmq: Record<'enqueue_per_s' | 'noop_worker_jobs_per_s' | 'concurrency', number>;
   /** The raw BullMQ worker making the same partner-API call (section 9's worker baseline). */
   raw_http_worker: Record<
-    'jobs_per_s' | 'cpu_ms_per_job' | 'jobs' | 'actions_per_webhook' | 'concurrency',
+    | 'jobs_per_s'
+    | 'cpu_ms_per_job'
+    | 'redis_cpu_ms_per_job'
+    | 'jobs'
+    | 'actions_per_webhook'
+    | 'concurrency',
     number
   >;
   ingress_single: Record<Load | Failures | 'rss_mb', number>;
@@ -46,6 +51,7 @@ export interface Figures {
     | 'worker_cpu_ms_per_action'
     | 'worker_cpu_ms_per_action_recording'
     | 'recorder_cpu_ms_per_action'
+    | 'redis_cpu_ms_per_action'
     | 'actions_counted'
     | 'window_s'
     | 'backlog_webhooks'

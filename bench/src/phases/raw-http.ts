@@ -3,11 +3,13 @@
 // real worker drains, at the same concurrency; no token manager, no records. Its jobs are built
 // from the action jobs the ingress phases queued: the same paths, the same bodies.
 import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { ACTION_SPECS, QUEUE_NAMES } from '@pw/shared';
 import type { ActionJobData } from '@pw/shared';
 import type { BenchRun } from '../bench-run.js';
 import type { Sandbox } from '../processes.js';
 import { startRawHttpWorker, whileUp } from '../processes.js';
+import { redisCpuMs } from '../redis-info.js';
 import type { Figures } from '../results.js';
 
 const RAW_QUEUE = 'raw-http';
@@ -29,6 +31,7 @@ export async function rawHttpWorkerPhase(
   const { prefix } = bench;
   const actions = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection, prefix });
   const raw = new Queue(RAW_QUEUE, { connection, prefix });
+  const redis = new Redis(redisUrl);
   try {
     // About as many jobs as the real worker drains in a phase, at the rate this baseline reaches.
     const wanted = bench.options.quick ? 1000 : Math.max(2000, duration * 1500);
@@ -60,14 +63,18 @@ export async function rawHttpWorkerPhase(
     for (let i = 0; i < jobs.length; i += 1000) await raw.addBulk(jobs.slice(i, i + 1000));
     const token = await sandboxToken(sandbox.env);
     bench.ownTokenRequests++;
+    const redisBefore = await redisCpuMs(redis);
     const child = await startRawHttpWorker(bench, sandbox, token, jobs.length);
     await whileUp(child.printed('jobs_per_s'), child, sandbox.child);
+    // From its start to its last job: a little more than the child's own window.
+    const redisMs = (await redisCpuMs(redis)) - redisBefore;
     const line = /\{"jobs_per_s".*\}/.exec(child.output)?.[0] ?? '{}';
     const result = JSON.parse(line) as { jobs_per_s: number; cpu_ms_per_job: number };
     await child.stop();
     return {
       jobs_per_s: result.jobs_per_s,
       cpu_ms_per_job: result.cpu_ms_per_job,
+      redis_cpu_ms_per_job: Math.round((redisMs / Math.max(1, jobs.length)) * 1000) / 1000,
       jobs: jobs.length,
       actions_per_webhook: Math.round((jobs.length / Math.max(1, webhookIds.size)) * 100) / 100,
       concurrency,
@@ -75,6 +82,7 @@ export async function rawHttpWorkerPhase(
   } finally {
     await raw.obliterate({ force: true });
     await Promise.all([raw.close(), actions.close()]);
+    redis.disconnect();
   }
 }
 

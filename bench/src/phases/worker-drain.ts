@@ -14,6 +14,7 @@ import { drive } from '../load.js';
 import { jobsLeft, until } from '../poll.js';
 import { startIngress, startRecorder, startWorker, whileUp } from '../processes.js';
 import { benchDatabase } from '../record-store.js';
+import { redisCpuMs } from '../redis-info.js';
 import type { Sandbox } from '../processes.js';
 import type { Figures } from '../results.js';
 
@@ -76,6 +77,7 @@ export async function workerDrainPhase(bench: BenchRun, sandbox: Sandbox): Promi
       worker_cpu_ms_per_action: drained.workerCpuMsPerAction,
       worker_cpu_ms_per_action_recording: recording.workerCpuMsPerAction,
       recorder_cpu_ms_per_action: recording.alsoCpuMsPerAction,
+      redis_cpu_ms_per_action: drained.redisCpuMsPerAction,
       actions_counted: drained.completed,
       window_s: drained.seconds,
       backlog_webhooks: backlog,
@@ -137,6 +139,7 @@ export async function drainRate(
   const { prefix } = bench;
   const actions = new Queue(QUEUE_NAMES.actions, { connection, prefix });
   const webhooks = new Queue(QUEUE_NAMES.webhooks, { connection, prefix });
+  const redis = new Redis(bench.options.redisUrl);
   try {
     const completed = async () => (await actions.getJobCounts('completed')).completed ?? 0;
     const initially = await completed();
@@ -148,7 +151,7 @@ export async function drainRate(
     const workersCpuMs = () => workers.reduce((sum, worker) => sum + treeCpuMs(worker.pid), 0);
     const before = await completed();
     const started = performance.now();
-    const cpuBefore = [workersCpuMs(), alsoPid ? treeCpuMs(alsoPid) : 0];
+    const cpuBefore = [workersCpuMs(), alsoPid ? treeCpuMs(alsoPid) : 0, await redisCpuMs(redis)];
     const windowEndsAt = started + windowSeconds * 1000;
     // The backlog is gone, or the window is over with enough completions to count.
     await whileUp(
@@ -161,7 +164,7 @@ export async function drainRate(
     );
     const after = await completed();
     const elapsed = (performance.now() - started) / 1000;
-    const cpuAfter = [workersCpuMs(), alsoPid ? treeCpuMs(alsoPid) : 0];
+    const cpuAfter = [workersCpuMs(), alsoPid ? treeCpuMs(alsoPid) : 0, await redisCpuMs(redis)];
     const perAction = (i: number) =>
       Math.round(
         (((cpuAfter[i] ?? 0) - (cpuBefore[i] ?? 0)) / Math.max(1, after - before)) * 1000,
@@ -169,6 +172,8 @@ export async function drainRate(
     return {
       workerCpuMsPerAction: perAction(0),
       alsoCpuMsPerAction: perAction(1),
+      /** Redis's, the bench's reads of the queue's counts included (every 50 ms). */
+      redisCpuMsPerAction: perAction(2),
       perSecond: Math.round((after - before) / elapsed),
       completed: after - before,
       seconds: Math.round(elapsed * 100) / 100,
@@ -176,6 +181,7 @@ export async function drainRate(
     };
   } finally {
     await Promise.all([actions.close(), webhooks.close()]);
+    redis.disconnect();
   }
 }
 
