@@ -41,11 +41,11 @@ function figureRows(f: Figures): string[][] {
     ],
     [
       'ingress, 1 process',
-      `${n(f.ingress_single.accepted_per_s)} accepted/s, p50 ${f.ingress_single.p50_ms} ms, p99 ${f.ingress_single.p99_ms} ms, ${f.ingress_single.non_2xx} non-2xx`,
+      `${n(f.ingress_single.accepted_per_s)} accepted/s, p50 ${f.ingress_single.p50_ms} ms, p99 ${f.ingress_single.p99_ms} ms, ${f.ingress_single.non_2xx} non-2xx, Redis ${f.ingress_single.redis_cpu_pct} % of a core`,
     ],
     [
       `ingress, ${f.ingress_cluster.processes} processes`,
-      `${n(f.ingress_cluster.accepted_per_s)} accepted/s, p50 ${f.ingress_cluster.p50_ms} ms, p99 ${f.ingress_cluster.p99_ms} ms, ${f.ingress_cluster.non_2xx} non-2xx`,
+      `${n(f.ingress_cluster.accepted_per_s)} accepted/s, p50 ${f.ingress_cluster.p50_ms} ms, p99 ${f.ingress_cluster.p99_ms} ms, ${f.ingress_cluster.non_2xx} non-2xx, Redis ${f.ingress_cluster.redis_cpu_pct} % of a core`,
     ],
     [
       'worker draining a backlog',

@@ -38,9 +38,10 @@ export interface Figures {
     | 'concurrency',
     number
   >;
-  ingress_single: Record<Load | Failures | 'rss_mb', number>;
+  /** `redis_cpu_pct`: Redis's CPU while the ingress was driven, in % of one core. */
+  ingress_single: Record<Load | Failures | 'rss_mb' | 'redis_cpu_pct', number>;
   ingress_cluster: Record<
-    'processes' | Load | Failures | 'rss_mb_total' | 'rss_mb_largest_process',
+    'processes' | Load | Failures | 'rss_mb_total' | 'rss_mb_largest_process' | 'redis_cpu_pct',
     number
   >;
   worker: Record<

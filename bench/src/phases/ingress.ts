@@ -1,10 +1,12 @@
 // The ingress alone (the worker stopped), one process and then one per core: accepted webhooks per
 // second and ack latency. The webhooks they accept stay queued: the worker phase drains them.
+import { Redis } from 'ioredis';
 import type { BenchRun } from '../bench-run.js';
 import type { LoadResult } from '../load.js';
 import { measure } from '../measure.js';
 import { RssSampler } from '../process-usage.js';
 import { startIngress, whileUp } from '../processes.js';
+import { redisCpuMs } from '../redis-info.js';
 import type { Server } from '../processes.js';
 import type { Figures } from '../results.js';
 
@@ -26,23 +28,40 @@ export async function ingressPhase(bench: BenchRun): Promise<IngressFigures> {
   const server = await startIngress(bench, redisUrl, bench.cores);
   const cluster = await measureIngress(bench, server);
   return {
-    single: { ...loadFigures(single.load), rss_mb: single.rssMb },
+    single: {
+      ...loadFigures(single.load),
+      rss_mb: single.rssMb,
+      redis_cpu_pct: single.redisCpuPct,
+    },
     cluster: {
       processes: bench.cores,
       ...loadFigures(cluster.load),
       rss_mb_total: cluster.rssMb,
       rss_mb_largest_process: cluster.largestProcessRssMb,
+      redis_cpu_pct: cluster.redisCpuPct,
     },
     server,
   };
 }
 
-/** The ingress driven as fast as it answers, with its peak RSS. */
+/**
+ * The ingress driven as fast as it answers, with its peak RSS and the share of one core Redis used
+ * meanwhile (warm-up included): the echo it is compared with has no Redis on its cores.
+ */
 async function measureIngress(bench: BenchRun, ingress: Server) {
   const sampler = new RssSampler({ ingress: ingress.child.pid });
-  const load = await whileUp(measure(bench, ingress.url), ingress.child);
-  const rssMb = sampler.stop().ingress ?? 0;
-  return { load, rssMb, largestProcessRssMb: sampler.peakProcessMb('ingress') };
+  const redis = new Redis(bench.options.redisUrl);
+  try {
+    const [cpuBefore, started] = [await redisCpuMs(redis), performance.now()];
+    const load = await whileUp(measure(bench, ingress.url), ingress.child);
+    const redisCpuPct = Math.round(
+      (100 * ((await redisCpuMs(redis)) - cpuBefore)) / (performance.now() - started),
+    );
+    const rssMb = sampler.stop().ingress ?? 0;
+    return { load, rssMb, largestProcessRssMb: sampler.peakProcessMb('ingress'), redisCpuPct };
+  } finally {
+    redis.disconnect();
+  }
 }
 
 /** The load generator's figures, as results.json names them. */
