@@ -102,7 +102,8 @@ export async function processAction(
     action,
     eventType: job.data.event_type,
     entityId: job.data.entity_id,
-    staleAfter: checksStale(run) ? eventTime(job.data.event) : undefined,
+    staleAfter:
+      checksStale(run) && job.data.entity_id !== undefined ? eventTime(job.data.event) : undefined,
     circuit: run.circuit,
     jobId: job.id ?? webhookId,
     order: job.timestamp,

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -7,16 +8,50 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
 
-/** A free TCP port on loopback, as the kernel hands one out. */
-export async function freePort(): Promise<number> {
+/**
+ * The first port of the range Linux takes outgoing connections' local ports from
+ * (`ip_local_port_range`), or 32768 where it cannot be read.
+ */
+function ephemeralPortsStart(): number {
+  try {
+    const low = Number(
+      readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/)[0],
+    );
+    return Number.isInteger(low) && low > 20_000 ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+/** True when a server can listen on `port` on every address now, as our processes do. */
+async function canListen(port: number): Promise<boolean> {
   const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  await once(server, 'close');
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
+  server.listen(port);
+  const listened = await Promise.race([
+    once(server, 'listening').then(() => true),
+    once(server, 'error').then(() => false),
+  ]);
+  if (listened) {
+    server.close();
+    await once(server, 'close');
+  }
+  return listened;
+}
+
+/**
+ * A TCP port free now, for a process a test starts. It is picked at random below the range the
+ * kernel takes outgoing connections' ports from: a port from that range, free when asked, can be
+ * taken by any client socket before the process meant to listen on it has started (seen: the
+ * dashboard of an `npm start`, ten seconds later, failing with EADDRINUSE).
+ */
+export async function freePort(): Promise<number> {
+  const low = 10_000;
+  const high = ephemeralPortsStart() - 1;
+  for (let tries = 0; tries < 200; tries += 1) {
+    const port = low + Math.floor(Math.random() * (high - low + 1));
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`freePort: no free port between ${low} and ${high} in 200 tries`);
 }
 
 export interface PrivateRedisOptions {
