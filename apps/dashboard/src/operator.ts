@@ -48,6 +48,8 @@ export class Operator {
     }
     const history = new Map(stored?.actions.map((action) => [action.name, action.history]));
     return {
+      // Known only to the store: null, not missing, until the recorder has written the webhook.
+      trace_id: null,
       ...stored,
       ...hot,
       actions: hot.actions.map((action) => ({

@@ -100,6 +100,22 @@ describe('search, audit log and ledger', () => {
     }
   });
 
+  it('a webhook the store has not received yet is answered from Redis, its trace id null until it has', async () => {
+    const data = {
+      webhook_id: 'wh_notstoredyet0000000000',
+      event_type: 'quote.status_changed' as const,
+      entity_id: 'Q-2',
+      received_at: new Date().toISOString(),
+      actions: ['notify_customer' as const],
+      event: {},
+    };
+    await h.outcomes.open(data);
+    const response = await h.as('get', `/api/webhooks/${data.webhook_id}`);
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ webhook_id: data.webhook_id, state: 'queued' });
+    expect(response.body).toHaveProperty('trace_id', null);
+  });
+
   it('a dead letter whose record Redis no longer holds is replayed with its record put back from the store', async () => {
     const webhookId = 'wh_restore000000000000000';
     const receivedAt = new Date().toISOString();
