@@ -23,6 +23,16 @@ afterAll(async () => {
   await schema.drop();
 });
 
+/** A webhook as the worker opens its record in Redis: one action, waiting. */
+const queuedWebhook = (webhookId: string) => ({
+  webhook_id: webhookId,
+  event_type: 'quote.status_changed' as const,
+  entity_id: 'Q-1',
+  received_at: new Date().toISOString(),
+  actions: ['notify_customer' as const],
+  event: {},
+});
+
 describe('search, audit log and ledger', () => {
   it('answer from the store: an empty store, empty pages and a balanced empty ledger', async () => {
     const search = await h.as('get', '/api/webhooks?customer_id=C-1');
@@ -79,14 +89,7 @@ describe('search, audit log and ledger', () => {
       },
     });
     try {
-      const data = {
-        webhook_id: 'wh_storeaway0000000000000',
-        event_type: 'quote.status_changed' as const,
-        entity_id: 'Q-1',
-        received_at: new Date().toISOString(),
-        actions: ['notify_customer' as const],
-        event: {},
-      };
+      const data = queuedWebhook('wh_storeaway0000000000000');
       await broken.outcomes.open(data);
       const response = await broken.as('get', `/api/webhooks/${data.webhook_id}`);
       expect(response.status).toBe(200);
@@ -101,14 +104,7 @@ describe('search, audit log and ledger', () => {
   });
 
   it('a webhook the store has not received yet is answered from Redis, its trace id null until it has', async () => {
-    const data = {
-      webhook_id: 'wh_notstoredyet0000000000',
-      event_type: 'quote.status_changed' as const,
-      entity_id: 'Q-2',
-      received_at: new Date().toISOString(),
-      actions: ['notify_customer' as const],
-      event: {},
-    };
+    const data = queuedWebhook('wh_notstoredyet0000000000');
     await h.outcomes.open(data);
     const response = await h.as('get', `/api/webhooks/${data.webhook_id}`);
     expect(response.status).toBe(200);
