@@ -55,7 +55,8 @@ function column(all: Measure[], key: keyof Measure, digits: number): string {
 function row(name: string, all: Measure[]): string {
   const cpu = column(all, 'cpuMsPerWebhook', 3);
   const rate = column(all, 'acceptedPerSecond', 0);
-  return `${name.padEnd(18)}${cpu.padEnd(24)}${rate.padEnd(24)}${column(all, 'rssMb', 0)}`;
+  // A space after each column even when a figure outgrows it (a slow machine's CPU per webhook).
+  return `${name.padEnd(17)} ${cpu.padEnd(23)} ${rate.padEnd(23)} ${column(all, 'rssMb', 0)}`;
 }
 
 await bench.runToEnd(async () => {
