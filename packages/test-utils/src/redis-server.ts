@@ -27,10 +27,11 @@ function ephemeralPortsStart(): number {
 async function canListen(port: number): Promise<boolean> {
   const server = createServer();
   server.listen(port);
-  const listened = await Promise.race([
-    once(server, 'listening').then(() => true),
-    once(server, 'error').then(() => false),
-  ]);
+  // `once` rejects on 'error' (the port is taken): that is a no, not a failure.
+  const listened = await once(server, 'listening').then(
+    () => true,
+    () => false,
+  );
   if (listened) {
     server.close();
     await once(server, 'close');
