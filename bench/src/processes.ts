@@ -129,21 +129,30 @@ export async function startRecorder(bench: BenchRun, databaseUrl: string): Promi
   return child;
 }
 
-/** The raw HTTP worker baseline, draining `count` jobs with `token`; it prints its figures. */
+/**
+ * The raw HTTP worker baseline, draining `count` jobs with `token`; it prints its figures.
+ * `nodeArgs`: node's own options (`--cpu-prof` for `npm run bench:profile`).
+ */
 export async function startRawHttpWorker(
   bench: BenchRun,
   sandbox: Sandbox,
   token: string,
   count: number,
+  nodeArgs: string[] = [],
 ): Promise<ChildRun> {
-  const child = startNode(bench, 'raw-http-worker', ['bench/src/raw-http-worker.mjs'], {
-    REDIS_URL: bench.options.redisUrl,
-    QUEUE_PREFIX: bench.prefix,
-    CONCURRENCY: String(bench.options.concurrency),
-    API_BASE_URL: sandbox.env.API_BASE_URL ?? '',
-    TOKEN: token,
-    COUNT: String(count),
-  });
+  const child = startNode(
+    bench,
+    'raw-http-worker',
+    [...nodeArgs, 'bench/src/raw-http-worker.mjs'],
+    {
+      REDIS_URL: bench.options.redisUrl,
+      QUEUE_PREFIX: bench.prefix,
+      CONCURRENCY: String(bench.options.concurrency),
+      API_BASE_URL: sandbox.env.API_BASE_URL ?? '',
+      TOKEN: token,
+      COUNT: String(count),
+    },
+  );
   await child.printed('raw-http-worker ready');
   return child;
 }

@@ -12,6 +12,7 @@ import { BenchRun } from './bench-run.js';
 import { formatSummary, readProfile, summarize } from './cpu-profile.js';
 import { measure } from './measure.js';
 import { readOptions } from './options.js';
+import { rawHttpWorkerPhase } from './phases/raw-http.js';
 import { drainRate } from './phases/worker-drain.js';
 import { redisCpuMs } from './redis-info.js';
 import { buildApps, startIngress, startSandbox, startWorker, whileUp } from './processes.js';
@@ -82,6 +83,11 @@ await bench.runToEnd(async () => {
   const load = await whileUp(measure(bench, ingress.url), ingress.child);
   await ingress.child.stop();
   bench.log(`ingress accepted ${load.acceptedPerSecond}/s`);
+  // The worker's fair baseline on copies of the same action jobs, profiled the same way.
+  const raw = await rawHttpWorkerPhase(bench, sandbox, profiling('raw-http-worker'));
+  bench.log(
+    `raw HTTP worker completed ${raw.jobs_per_s} jobs/s, ${raw.cpu_ms_per_job} ms CPU per job`,
+  );
   bench.log('worker, profiled, draining what the ingress queued');
   const redis = new Redis(options.redisUrl);
   const statsBefore = await commandStats(redis);
@@ -97,6 +103,10 @@ await bench.runToEnd(async () => {
     `worker completed ${drained.perSecond} actions/s, ${drained.workerCpuMsPerAction} ms CPU per action`,
   );
   report('ingress', `ingress at ${load.acceptedPerSecond} webhooks/s`);
+  report(
+    'raw-http-worker',
+    `raw BullMQ worker making the same call, at ${raw.jobs_per_s} jobs/s (${raw.jobs} jobs)`,
+  );
   report('worker', `worker at ${drained.perSecond} actions/s (${drained.completed} actions)`);
   // Counted by Redis for the whole drain, start and stop included, so a little high per action.
   const completed = await completedActions(options.redisUrl, bench.prefix);

@@ -91,13 +91,14 @@ describe('npm run bench -- --quick', () => {
     expect(run.output).toContain('ingress, one process, vs echo');
   });
 
-  it('profiles the ingress and the worker: self time by part, and Redis commands per action', async () => {
+  it('profiles the ingress, the raw HTTP worker and ours: self time by part, Redis commands per action', async () => {
     const run = ChildRun.start(['npm', 'run', '-s', 'bench:profile', '--', '--quick'], {
       REDIS_URL: testRedisUrl(),
     });
     expect(await run.exited, run.output).toBe(0);
-    expect(run.count('self time by part:'), run.output).toBe(2);
+    expect(run.count('self time by part:'), run.output).toBe(3);
     expect(run.output).toMatch(/^ingress at \d+ webhooks\/s/m);
+    expect(run.output).toMatch(/^raw BullMQ worker making the same call, at \d+ jobs\/s/m);
     expect(run.output).toMatch(/^worker at \d+ actions\/s/m);
     // BullMQ's own script calls, at least one per completed action, and the time inside them.
     expect(run.output).toMatch(/^\s+\d+\.\d\d\s+\d+\.\d µs\s+evalsha$/m);

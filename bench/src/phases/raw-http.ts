@@ -21,9 +21,11 @@ export const fillPath = (template: string, event: Record<string, unknown>): stri
     return encodeURIComponent(typeof value === 'string' || typeof value === 'number' ? value : '');
   });
 
+/** `nodeArgs`: node's own options for the baseline's process (`--cpu-prof`, say). */
 export async function rawHttpWorkerPhase(
   bench: BenchRun,
   sandbox: Sandbox,
+  nodeArgs: string[] = [],
 ): Promise<Figures['raw_http_worker']> {
   bench.log('baseline: raw BullMQ worker making the same partner-API calls');
   const { redisUrl, concurrency, duration } = bench.options;
@@ -64,12 +66,14 @@ export async function rawHttpWorkerPhase(
     const token = await sandboxToken(sandbox.env);
     bench.ownTokenRequests++;
     const redisBefore = await redisCpuMs(redis);
-    const child = await startRawHttpWorker(bench, sandbox, token, jobs.length);
+    const child = await startRawHttpWorker(bench, sandbox, token, jobs.length, nodeArgs);
     await whileUp(child.printed('jobs_per_s'), child, sandbox.child);
     // From its start to its last job: a little more than the child's own window.
     const redisMs = (await redisCpuMs(redis)) - redisBefore;
     const line = /\{"jobs_per_s".*\}/.exec(child.output)?.[0] ?? '{}';
     const result = JSON.parse(line) as { jobs_per_s: number; cpu_ms_per_job: number };
+    // It exits by itself after its figures: under --cpu-prof, only then is its profile written.
+    if (nodeArgs.length > 0) await whileUp(child.exited, sandbox.child);
     await child.stop();
     return {
       jobs_per_s: result.jobs_per_s,
