@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { partOf, summarize } from './cpu-profile.js';
+import { partCosts, partOf, summarize } from './cpu-profile.js';
 import type { CpuProfile } from './cpu-profile.js';
 
 const frame = (functionName: string, url: string) => ({ functionName, url, lineNumber: 0 });
@@ -35,6 +35,40 @@ describe('a CPU profile summary', () => {
       '(idle)',
       'sendCommand ioredis Redis.js:1',
       'exec ioredis Pipeline.js:1',
+    ]);
+  });
+
+  it('compares two profiles part by part per unit of work, busy first, then by what ours adds', () => {
+    const profile = (ms: Record<string, number>, idleMs: number): CpuProfile => {
+      const names = Object.keys(ms);
+      return {
+        nodes: [
+          { id: 1, callFrame: frame('(idle)', '') },
+          ...names.map((name, i) => ({
+            id: i + 2,
+            callFrame: frame('f', `file:///x/node_modules/${name}/index.js`),
+          })),
+        ],
+        samples: [1, ...names.map((_, i) => i + 2)],
+        timeDeltas: [idleMs * 1000, ...names.map((name) => ms[name]! * 1000)],
+        startTime: 0,
+        endTime: (idleMs + Object.values(ms).reduce((a, b) => a + b, 0)) * 1000,
+      };
+    };
+    // The baseline did 100 jobs, ours 200 actions.
+    const base = {
+      summary: summarize(profile({ ioredis: 10, undici: 20 }, 5), Infinity),
+      units: 100,
+    };
+    const ours = {
+      summary: summarize(profile({ ioredis: 60, undici: 40, zod: 2 }, 50), Infinity),
+      units: 200,
+    };
+    expect(partCosts(base, ours)).toEqual([
+      { name: 'busy', baseUs: 300, oursUs: 510 },
+      { name: 'ioredis', baseUs: 100, oursUs: 300 },
+      { name: 'zod', baseUs: 0, oursUs: 10 },
+      { name: 'undici', baseUs: 200, oursUs: 200 },
     ]);
   });
 });

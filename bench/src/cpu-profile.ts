@@ -105,3 +105,42 @@ export function formatSummary(title: string, summary: ProfileSummary): string {
     ...rows(summary.byFunction),
   ].join('\n');
 }
+
+/** One part's self time per unit of work (a job, an action) in two profiles, in microseconds. */
+export interface PartCost {
+  name: string;
+  baseUs: number;
+  oursUs: number;
+}
+
+/**
+ * Self time by part per unit of work in a baseline's profile and ours (each summarized with every
+ * part: `summarize(profile, Infinity)`), busy time first, then the parts by how much more ours
+ * spends; idle left out. Each profile covers its process's whole life, start-up included.
+ */
+export function partCosts(
+  base: { summary: ProfileSummary; units: number },
+  ours: { summary: ProfileSummary; units: number },
+): PartCost[] {
+  const perUnit = (ms: number, units: number) => Math.round((ms * 1000) / Math.max(1, units));
+  const names = new Set([...base.summary.byPart, ...ours.summary.byPart].map((s) => s.name));
+  names.delete('(idle)');
+  const msOf = (summary: ProfileSummary, name: string) =>
+    summary.byPart.find((share) => share.name === name)?.ms ?? 0;
+  const busy = (summary: ProfileSummary) => summary.totalMs - summary.idleMs;
+  const rows = [...names].map((name) => ({
+    name,
+    baseUs: perUnit(msOf(base.summary, name), base.units),
+    oursUs: perUnit(msOf(ours.summary, name), ours.units),
+  }));
+  return [
+    {
+      name: 'busy',
+      baseUs: perUnit(busy(base.summary), base.units),
+      oursUs: perUnit(busy(ours.summary), ours.units),
+    },
+    ...rows
+      .filter((row) => row.baseUs > 0 || row.oursUs > 0)
+      .sort((a, b) => b.oursUs - b.baseUs - (a.oursUs - a.baseUs)),
+  ];
+}

@@ -9,7 +9,7 @@ import { Queue } from 'bullmq';
 import { QUEUE_NAMES } from '@pw/shared';
 import { repoRoot } from '@pw/test-utils';
 import { BenchRun } from './bench-run.js';
-import { formatSummary, readProfile, summarize } from './cpu-profile.js';
+import { formatSummary, partCosts, readProfile, summarize } from './cpu-profile.js';
 import { measure } from './measure.js';
 import { readOptions } from './options.js';
 import { rawHttpWorkerPhase } from './phases/raw-http.js';
@@ -30,13 +30,41 @@ function profiling(name: string): string[] {
   return ['--cpu-prof', '--cpu-prof-dir', into];
 }
 
+/** The profiles written into `dir/<name>` (one per process). */
+const profilesOf = (name: string): string[] =>
+  readdirSync(join(dir, name))
+    .filter((file) => file.endsWith('.cpuprofile'))
+    .map((file) => join(name, file));
+
 function report(name: string, title: string): void {
-  const files = readdirSync(join(dir, name)).filter((file) => file.endsWith('.cpuprofile'));
-  for (const file of files) {
+  for (const file of profilesOf(name)) {
     console.log(
-      `${formatSummary(`${title} (${name}/${file})`, summarize(readProfile(join(dir, name, file))))}\n`,
+      `${formatSummary(`${title} (${file})`, summarize(readProfile(join(dir, file))))}\n`,
     );
   }
+}
+
+/** Our worker's self time per action by part next to the raw HTTP worker's per job. */
+function compareWorkers(rawJobs: number, actions: number): void {
+  const [rawFile] = profilesOf('raw-http-worker');
+  const [ourFile] = profilesOf('worker');
+  if (!rawFile || !ourFile) return;
+  const rows = partCosts(
+    { summary: summarize(readProfile(join(dir, rawFile)), Infinity), units: rawJobs },
+    { summary: summarize(readProfile(join(dir, ourFile)), Infinity), units: actions },
+  );
+  console.log(
+    "CPU per action by part, µs: our worker's per action, the raw HTTP worker's per job (self time over each process's life, start-up included)",
+  );
+  console.log(
+    `  ${'part'.padEnd(22)} ${'raw'.padStart(6)} ${'ours'.padStart(6)} ${'extra'.padStart(6)}`,
+  );
+  for (const row of rows.filter((r) => r.name === 'busy' || Math.abs(r.oursUs - r.baseUs) >= 2)) {
+    console.log(
+      `  ${row.name.padEnd(22)} ${String(row.baseUs).padStart(6)} ${String(row.oursUs).padStart(6)} ${String(row.oursUs - row.baseUs).padStart(6)}`,
+    );
+  }
+  console.log('');
 }
 
 interface CommandStats {
@@ -110,6 +138,7 @@ await bench.runToEnd(async () => {
   report('worker', `worker at ${drained.perSecond} actions/s (${drained.completed} actions)`);
   // Counted by Redis for the whole drain, start and stop included, so a little high per action.
   const completed = await completedActions(options.redisUrl, bench.prefix);
+  compareWorkers(raw.jobs, completed);
   const perAction = (n: number) => n / Math.max(1, completed);
   console.log(
     `Redis during the drain, per completed action (${completed} completed): ` +

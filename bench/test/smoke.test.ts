@@ -99,6 +99,8 @@ describe('npm run bench -- --quick', () => {
     expect(run.count('self time by part:'), run.output).toBe(3);
     expect(run.output).toMatch(/^ingress at \d+ webhooks\/s/m);
     expect(run.output).toMatch(/^raw BullMQ worker making the same call, at \d+ jobs\/s/m);
+    // Side by side per action: our worker's busy time, and the raw worker's, both measured.
+    expect(run.output).toMatch(/^\s+busy\s+[1-9]\d*\s+[1-9]\d*\s+-?\d+$/m);
     expect(run.output).toMatch(/^worker at \d+ actions\/s/m);
     // BullMQ's own script calls, at least one per completed action, and the time inside them.
     expect(run.output).toMatch(/^\s+\d+\.\d\d\s+\d+\.\d µs\s+evalsha$/m);

@@ -4,6 +4,7 @@ import {
   annotateSpan,
   boundedError,
   eventTime,
+  isoNow,
   PermanentError,
   PwError,
   RetryableError,
@@ -251,7 +252,7 @@ async function callAction(
   // An untracked call that gets an answer changes nothing: the circuit was closed and healthy.
   const reportAnswers = admission.kind !== 'call' || admission.tracked;
   const stop = deps.metrics.actionSeconds.startTimer({ action });
-  const started = { at: new Date().toISOString(), ms: performance.now() };
+  const started = { at: isoNow(), ms: performance.now() };
   const timing = (status: number | null): AttemptTiming => {
     if (status !== null) annotateSpan({ http_status: status });
     return {

@@ -94,12 +94,21 @@ export interface PartnerTarget {
   credentials: ClientCredentials;
 }
 
+/** The targets are made once, at start: so are their circuits' names (asked for on every try). */
+const circuitNames = new WeakMap<PartnerTarget, string>();
+
 /**
  * The name of a target's circuit (and its metric label): the API base address and the
  * realm/client the token is for. Markets sharing both share one circuit.
  */
-export const circuitTarget = (target: PartnerTarget): string =>
-  `${target.baseUrl.replace(/\/+$/, '')} ${target.credentials.realm}/${target.credentials.clientId}`;
+export function circuitTarget(target: PartnerTarget): string {
+  let name = circuitNames.get(target);
+  if (name === undefined) {
+    name = `${target.baseUrl.replace(/\/+$/, '')} ${target.credentials.realm}/${target.credentials.clientId}`;
+    circuitNames.set(target, name);
+  }
+  return name;
+}
 
 export interface WorkerConfig extends z.output<ReturnType<typeof workerEnv>> {
   actions: ActionsConfig;

@@ -11,7 +11,20 @@ const SPECIAL_HANDLERS: Partial<Record<ActionName, ActionHandler>> = {
 
 const plainCall = callPartnerApi();
 
+/** Each action's definition, made once: the processor asks for one per try. */
+const DEFINITIONS = new Map(
+  Object.entries(ACTION_SPECS).map(([action, spec]): [string, ActionDefinition] => [
+    action,
+    { ...spec, handler: SPECIAL_HANDLERS[action as ActionName] ?? plainCall },
+  ]),
+);
+
 /** An action's definition: its row of the shared action table and its handler. */
 export function actionDefinition(action: ActionName): ActionDefinition {
-  return { ...ACTION_SPECS[action], handler: SPECIAL_HANDLERS[action] ?? plainCall };
+  return (
+    DEFINITIONS.get(action) ?? {
+      ...ACTION_SPECS[action],
+      handler: SPECIAL_HANDLERS[action] ?? plainCall,
+    }
+  );
 }

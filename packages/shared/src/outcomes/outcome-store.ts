@@ -270,6 +270,33 @@ interface ChangeCommand {
 /** The minute (ISO, seconds zero) whose ingress counts a moment falls in. */
 export const countMinute = (at: Date): string => `${at.toISOString().slice(0, 16)}:00.000Z`;
 
+let nowMs = Number.NaN;
+let nowIso = '';
+/**
+ * `new Date().toISOString()`, formatted at most once per millisecond: the worker stamps every
+ * action's start, end and counts, and formatting a date costs more than the rest of a stamp.
+ */
+export function isoNow(ms = Date.now()): string {
+  if (ms !== nowMs) {
+    nowMs = ms;
+    nowIso = new Date(ms).toISOString();
+  }
+  return nowIso;
+}
+
+let minuteMs = Number.NaN;
+let minuteIso = '';
+/** `countMinute(new Date())`, formatted once per minute. */
+function countMinuteNow(): string {
+  const ms = Date.now();
+  const start = ms - (ms % 60_000);
+  if (start !== minuteMs) {
+    minuteMs = start;
+    minuteIso = new Date(start).toISOString();
+  }
+  return minuteIso;
+}
+
 /** The accepted webhook as the record store takes it. */
 export const acceptedRecord = (job: WebhookJobData): AcceptedWebhookRecord => ({
   webhook_id: job.webhook_id,
@@ -492,7 +519,7 @@ export class OutcomeStore {
     await this.change(
       webhookId,
       action,
-      { state: 'completed', completed_at: new Date().toISOString(), ...fields },
+      { state: 'completed', completed_at: isoNow(), ...fields },
       { remove: ['last_error', 'held'], record, attempt, count: 'completed' },
     );
   }
@@ -520,30 +547,31 @@ export class OutcomeStore {
     fields: Record<string, string>,
     options: ChangeOptions = {},
   ): { keys: string[]; args: (string | number)[] } {
-    const pairs = [
-      ...Object.entries(fields).flatMap(([name, value]) => [`${action}:${name}`, value]),
-      ...Object.entries(options.record ?? {}).flat(),
+    // Built with loops: it runs twice per action (the call's start and its end).
+    let removed = '';
+    for (const field of options.remove ?? []) removed += `${removed ? ' ' : ''}${action}:${field}`;
+    const args: (string | number)[] = [
+      this.settings.recordTtlSeconds,
+      this.channel,
+      webhookId,
+      options.countAttempt ? `${action}:attempts` : '',
+      removed,
+      options.unrecorded
+        ? '-'
+        : options.attempt
+          ? JSON.stringify({ action, ...options.attempt })
+          : '',
+      options.count ?? '',
     ];
+    for (const name in fields) args.push(`${action}:${name}`, fields[name]!);
+    if (options.record) for (const name in options.record) args.push(name, options.record[name]!);
     return {
       keys: [
         this.key(webhookId),
         this.stream,
-        keys.actionCounts(this.settings.queuePrefix, countMinute(new Date())),
+        keys.actionCounts(this.settings.queuePrefix, countMinuteNow()),
       ],
-      args: [
-        this.settings.recordTtlSeconds,
-        this.channel,
-        webhookId,
-        options.countAttempt ? `${action}:attempts` : '',
-        (options.remove ?? []).map((field) => `${action}:${field}`).join(' '),
-        options.unrecorded
-          ? '-'
-          : options.attempt
-            ? JSON.stringify({ action, ...options.attempt })
-            : '',
-        options.count ?? '',
-        ...pairs,
-      ],
+      args,
     };
   }
 
@@ -640,7 +668,7 @@ export function fromRecord(record: Record<string, string>): WebhookOutcome {
 
 /** Timing of an attempt that made no call (a skip, a hold while the circuit is open). */
 const noCall = (): AttemptTiming => ({
-  started_at: new Date().toISOString(),
+  started_at: isoNow(),
   status: null,
   duration_ms: 0,
 });
@@ -652,7 +680,7 @@ const attemptOf = (
   error?: string,
 ): Omit<AttemptRecord, 'attempt'> => ({
   started_at: timing.started_at,
-  finished_at: new Date().toISOString(),
+  finished_at: isoNow(),
   outcome,
   status: timing.status,
   error: error === undefined ? null : boundedError(error),
