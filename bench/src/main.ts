@@ -22,7 +22,14 @@ import { buildApps, sandboxStats, startIngress, startSandbox } from './processes
 import type { Sandbox, Server } from './processes.js';
 import { printTable } from './report.js';
 import { redisInfo } from './redis-info.js';
-import { median, medianOf, ratio, ROUND_RATIOS, TRACING_RATIOS } from './results.js';
+import {
+  median,
+  medianOf,
+  ratio,
+  ROUND_RATIOS,
+  TRACING_RATIOS,
+  twoWorkersCeiling,
+} from './results.js';
 import type {
   Figures,
   Machine,
@@ -104,6 +111,7 @@ function roundRatios(f: RoundFigures): Pick<Ratios, RoundRatio> {
     actions_vs_raw_noop_worker: ratio(f.worker.actions_per_s, f.raw_bullmq.noop_worker_jobs_per_s),
     actions_vs_raw_http_worker: ratio(f.worker.actions_per_s, f.raw_http_worker.jobs_per_s),
     two_workers_vs_one: ratio(f.worker.actions_per_s_two_processes, f.worker.actions_per_s),
+    two_workers_ceiling: twoWorkersCeiling(f.worker, bench.cores),
     actions_recording_vs_not: ratio(f.worker.actions_per_s_recording, f.worker.actions_per_s),
   };
 }

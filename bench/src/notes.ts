@@ -8,7 +8,10 @@ export function benchNotes(flood: FloodSettings, figures: FloodFigures): Notes {
       "Our worker's actions/s include, for every action, a partner-API HTTP call (the sandbox " +
       'answers 200 at once) with a bearer token from the token manager, the outcome-record writes ' +
       'and change notification, and the out-of-order check for state-changing actions (the ' +
-      "ingress adds the action jobs itself). The raw no-op worker's jobs do nothing.",
+      "ingress adds the action jobs itself). The raw no-op worker's jobs do nothing. " +
+      "two_workers_ceiling: the machine's cores over one action's CPU (the worker's, Redis's and " +
+      "the sandbox's together) over one worker's rate: the most any number of worker processes " +
+      'could drain over one on this machine, were CPU the only bound.',
     rss: 'Peak VmRSS from /proc during load; the ingress cluster counts the primary and its children. The sandbox runs under tsx.',
     aof:
       'Both private redis-server processes have the same flags but appendonly; ' +

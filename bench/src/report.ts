@@ -49,7 +49,7 @@ function figureRows(f: Figures): string[][] {
     ],
     [
       'worker draining a backlog',
-      `${n(f.worker.actions_per_s)} actions/s (${n(f.worker.actions_counted)} in ${f.worker.window_s} s), worker CPU ${f.worker.worker_cpu_ms_per_action} ms/action, Redis CPU ${f.worker.redis_cpu_ms_per_action} ms/action`,
+      `${n(f.worker.actions_per_s)} actions/s (${n(f.worker.actions_counted)} in ${f.worker.window_s} s), worker CPU ${f.worker.worker_cpu_ms_per_action} ms/action, Redis CPU ${f.worker.redis_cpu_ms_per_action} ms/action, sandbox CPU ${f.worker.sandbox_cpu_ms_per_action} ms/action`,
     ],
     ['  the same, two worker processes', `${n(f.worker.actions_per_s_two_processes)} actions/s`],
     [

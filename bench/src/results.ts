@@ -53,6 +53,7 @@ export interface Figures {
     | 'worker_cpu_ms_per_action_recording'
     | 'recorder_cpu_ms_per_action'
     | 'redis_cpu_ms_per_action'
+    | 'sandbox_cpu_ms_per_action'
     | 'actions_counted'
     | 'window_s'
     | 'backlog_webhooks'
@@ -146,6 +147,7 @@ export type Ratios = Record<
   | 'actions_vs_raw_noop_worker'
   | 'actions_vs_raw_http_worker'
   | 'two_workers_vs_one'
+  | 'two_workers_ceiling'
   | 'actions_recording_vs_not'
   | 'ingress_tracing_off_vs_plain'
   | 'ingress_tracing_full_vs_off'
@@ -177,6 +179,7 @@ export const ROUND_RATIOS = [
   'actions_vs_raw_noop_worker',
   'actions_vs_raw_http_worker',
   'two_workers_vs_one',
+  'two_workers_ceiling',
   'actions_recording_vs_not',
 ] as const satisfies readonly (keyof Ratios)[];
 export type RoundRatio = (typeof ROUND_RATIOS)[number];
@@ -239,4 +242,17 @@ export function medianOf<T extends object>(records: readonly T[]): T {
           : value;
   }
   return out as T;
+}
+
+/**
+ * The most any number of worker processes could drain over one, were CPU the only bound: the
+ * machine's cores over what one action costs the worker, Redis and the sandbox together, over the
+ * rate one worker drained. Below 1.5, the two-worker target cannot be shown on this machine.
+ */
+export function twoWorkersCeiling(worker: Figures['worker'], cores: number): number {
+  const cpuMsPerAction =
+    worker.worker_cpu_ms_per_action +
+    worker.redis_cpu_ms_per_action +
+    worker.sandbox_cpu_ms_per_action;
+  return ratio((cores * 1000) / Math.max(0.001, cpuMsPerAction), worker.actions_per_s);
 }

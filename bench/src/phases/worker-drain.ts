@@ -29,12 +29,17 @@ export async function workerDrainPhase(bench: BenchRun, sandbox: Sandbox): Promi
   const sampler = new RssSampler({ sandbox: sandbox.child.pid });
   await freshBacklog(bench, backlog);
   bench.log(`worker draining ${backlog} webhooks`);
+  // With the sandbox's CPU per action: what one action's work costs the machine in all.
   const drained = await whileUp(
-    drainRate(bench, async () => {
-      const worker = await startWorker(bench, sandbox);
-      sampler.add('worker', worker.pid);
-      return [worker];
-    }),
+    drainRate(
+      bench,
+      async () => {
+        const worker = await startWorker(bench, sandbox);
+        sampler.add('worker', worker.pid);
+        return [worker];
+      },
+      sandbox.child.pid,
+    ),
     sandbox.child,
   );
   await stopAll(drained.workers);
@@ -78,6 +83,7 @@ export async function workerDrainPhase(bench: BenchRun, sandbox: Sandbox): Promi
       worker_cpu_ms_per_action_recording: recording.workerCpuMsPerAction,
       recorder_cpu_ms_per_action: recording.alsoCpuMsPerAction,
       redis_cpu_ms_per_action: drained.redisCpuMsPerAction,
+      sandbox_cpu_ms_per_action: drained.alsoCpuMsPerAction,
       actions_counted: drained.completed,
       window_s: drained.seconds,
       backlog_webhooks: backlog,
