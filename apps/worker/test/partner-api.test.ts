@@ -117,7 +117,7 @@ describe('the partner-API call', () => {
     expect((error as Error).message).toContain('worker closing');
   });
 
-  it('answers a 2xx as before', async () => {
+  it("completes on a 2xx with the partner's answer", async () => {
     behave = (_req, res) => {
       res.writeHead(201, { 'content-type': 'application/json' });
       res.end('{"id":"n-1"}');
