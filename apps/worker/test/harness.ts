@@ -57,6 +57,20 @@ export interface WorkerHarnessOptions {
   maxStalledCount?: number;
 }
 
+/** The sandbox's partner API with its identity provider's client; `baseUrl`: another API's. */
+export function sandboxTarget(sandbox: Sandbox, baseUrl = sandbox.env.API_BASE_URL): PartnerTarget {
+  return {
+    baseUrl,
+    credentials: {
+      authUrl: sandbox.env.AUTH_URL,
+      realm: sandbox.env.AUTH_REALM,
+      clientId: sandbox.env.AUTH_CLIENT_ID,
+      clientSecret: sandbox.env.AUTH_CLIENT_SECRET,
+      scope: 'openid',
+    },
+  };
+}
+
 /** The real worker on its own queue prefix, against the real sandbox IdP and partner API. */
 export async function startWorkerHarness(
   options: WorkerHarnessOptions = {},
@@ -78,16 +92,7 @@ export async function startWorkerHarness(
     onRequest: (outcome) => metrics.tokenRequests.inc({ outcome }),
   });
   const outcomes = new OutcomeStore(client, { queuePrefix: prefix, recordTtlSeconds: 3600 });
-  const fallback: PartnerTarget = {
-    baseUrl: sandbox.env.API_BASE_URL,
-    credentials: {
-      authUrl: sandbox.env.AUTH_URL,
-      realm: sandbox.env.AUTH_REALM,
-      clientId: sandbox.env.AUTH_CLIENT_ID,
-      clientSecret: sandbox.env.AUTH_CLIENT_SECRET,
-      scope: 'openid',
-    },
-  };
+  const fallback = sandboxTarget(sandbox);
   const api = new PartnerApi({ tokens, timeoutMs: 5000 });
   const worker = createWorker({
     connection,

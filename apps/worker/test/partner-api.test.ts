@@ -9,10 +9,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RetryableError, TokenManager } from '@pw/shared';
 import { startSandbox } from '@pw/sandbox';
-import type { PartnerTarget } from '../src/config.js';
 import { callDeadline, NETWORK_ERROR, PartnerApi } from '../src/partner-api.js';
-
-type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
+import { sandboxTarget } from './harness.js';
+import type { Sandbox } from './harness.js';
 
 let sandbox: Sandbox;
 let partner: Server;
@@ -48,18 +47,9 @@ afterAll(async () => {
   await sandbox.stop();
 });
 
-function target(): PartnerTarget {
-  return {
-    baseUrl: `http://127.0.0.1:${(partner.address() as AddressInfo).port}`,
-    credentials: {
-      authUrl: sandbox.env.AUTH_URL,
-      realm: sandbox.env.AUTH_REALM,
-      clientId: sandbox.env.AUTH_CLIENT_ID,
-      clientSecret: sandbox.env.AUTH_CLIENT_SECRET,
-      scope: 'openid',
-    },
-  };
-}
+/** The misbehaving partner, with the sandbox's identity provider for its tokens. */
+const target = () =>
+  sandboxTarget(sandbox, `http://127.0.0.1:${(partner.address() as AddressInfo).port}`);
 
 const call = (signal?: AbortSignal) => ({
   method: 'POST',

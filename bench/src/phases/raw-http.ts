@@ -21,6 +21,13 @@ export const fillPath = (template: string, event: Record<string, unknown>): stri
     return encodeURIComponent(typeof value === 'string' || typeof value === 'number' ? value : '');
   });
 
+/**
+ * The baseline's jobs: about as many as it runs in a phase's duration at the rate it reaches
+ * here; our worker's drains are sized to as many actions (`backlogSize`).
+ */
+export const rawHttpJobs = (bench: BenchRun): number =>
+  bench.options.quick ? 1000 : Math.max(2000, bench.options.duration * 1500);
+
 /** `nodeArgs`: node's own options for the baseline's process (`--cpu-prof`, say). */
 export async function rawHttpWorkerPhase(
   bench: BenchRun,
@@ -28,15 +35,14 @@ export async function rawHttpWorkerPhase(
   nodeArgs: string[] = [],
 ): Promise<Figures['raw_http_worker']> {
   bench.log('baseline: raw BullMQ worker making the same partner-API calls');
-  const { redisUrl, concurrency, duration } = bench.options;
+  const { redisUrl, concurrency } = bench.options;
   const connection = { url: redisUrl };
   const { prefix } = bench;
   const actions = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection, prefix });
   const raw = new Queue(RAW_QUEUE, { connection, prefix });
   const redis = new Redis(redisUrl);
   try {
-    // About as many jobs as the real worker drains in a phase, at the rate this baseline reaches.
-    const wanted = bench.options.quick ? 1000 : Math.max(2000, duration * 1500);
+    const wanted = rawHttpJobs(bench);
     const jobs: { name: string; data: unknown; opts: object }[] = [];
     const webhookIds = new Set<string>();
     for (let start = 0; jobs.length < wanted; start += 500) {
