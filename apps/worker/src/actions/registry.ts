@@ -1,4 +1,4 @@
-import { ACTION_SPECS } from '@pw/shared';
+import { ACTION_NAMES, ACTION_SPECS } from '@pw/shared';
 import type { ActionName } from '@pw/shared';
 import { callPartnerApi } from './action.js';
 import type { ActionDefinition, ActionHandler } from './action.js';
@@ -11,20 +11,15 @@ const SPECIAL_HANDLERS: Partial<Record<ActionName, ActionHandler>> = {
 
 const plainCall = callPartnerApi();
 
+const definitionOf = (action: ActionName): ActionDefinition => ({
+  ...ACTION_SPECS[action],
+  handler: SPECIAL_HANDLERS[action] ?? plainCall,
+});
+
 /** Each action's definition, made once: the processor asks for one per try. */
-const DEFINITIONS = new Map(
-  Object.entries(ACTION_SPECS).map(([action, spec]): [string, ActionDefinition] => [
-    action,
-    { ...spec, handler: SPECIAL_HANDLERS[action as ActionName] ?? plainCall },
-  ]),
-);
+const DEFINITIONS = new Map(ACTION_NAMES.map((action) => [action, definitionOf(action)]));
 
 /** An action's definition: its row of the shared action table and its handler. */
 export function actionDefinition(action: ActionName): ActionDefinition {
-  return (
-    DEFINITIONS.get(action) ?? {
-      ...ACTION_SPECS[action],
-      handler: SPECIAL_HANDLERS[action] ?? plainCall,
-    }
-  );
+  return DEFINITIONS.get(action) ?? definitionOf(action);
 }
