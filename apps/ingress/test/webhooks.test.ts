@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -107,7 +108,7 @@ function setAt(event: Record<string, unknown>, path: string, value: unknown) {
   const steps = path.split('.');
   const last = steps.pop()!;
   let target = event;
-  for (const step of steps) target = target[step] as Record<string, unknown>;
+  for (const step of steps) target = (target[step] ??= {}) as Record<string, unknown>;
   target[last] = value;
 }
 
@@ -160,6 +161,30 @@ describe('validation', () => {
     ['sales', 'conversion_details.conversion_value', '1249.90'],
     ['sales', 'previous_status', 3],
   ] as const)('%s: %s = %j gives 422 naming it', async (kind, path, value) => {
+    const body = await expectRejected(
+      await post(
+        pathOf(kind),
+        mutated(kind, (e) => setAt(e, path, value)),
+      ),
+      422,
+      'validation_failed',
+    );
+    expect(body.error.details.map((d) => d.path)).toEqual([path]);
+  });
+
+  it.each([
+    // An id of ~2.7 KB that does not compress once stopped the record store (PostgreSQL
+    // refused its index entry): identifiers are 1-256 characters, no control characters.
+    ['quote', 'quote_id', '2,700 random characters', randomBytes(2025).toString('base64')],
+    ['contract', 'customer_id', '257 characters', 'c'.repeat(257)],
+    ['sales', 'sales_agent', 'a C1 control', 'agent\u0085'],
+    ['quote', 'metadata.partner_id', 'empty', ''],
+    ['contract', 'product.policy_id', 'a newline', 'policy\n'],
+    ['quote', 'quote_ref_code', 'DEL', 'ref\u007f'],
+    // No string anywhere may hold U+0000, which PostgreSQL cannot store.
+    ['sales', 'pipeline_stage', 'U+0000', 'stage\u0000'],
+    ['quote', 'note.text', 'U+0000 (an unknown member)', 'unknown member\u0000'],
+  ] as const)('%s: %s with %s gives 422 naming it', async (kind, path, _what, value) => {
     const body = await expectRejected(
       await post(
         pathOf(kind),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { dateOrDateTime } from './fields.js';
+import { dateOrDateTime, identifier } from './fields.js';
 import { statusChangedEvent } from './status-changed-event.js';
 
 export const CONTRACT_EVENT = 'contract.status_changed';
@@ -8,14 +8,14 @@ export const CONTRACT_EVENT = 'contract.status_changed';
 export const contractEvent = statusChangedEvent({
   type: CONTRACT_EVENT,
   entityIdField: 'contract_id',
-  references: { contract_number: z.string().optional() },
+  references: { contract_number: identifier.optional() },
   statusField: 'status',
   fields: {
     product: z
       .looseObject({
         product_name: z.string().optional(),
-        product_id: z.string().optional(),
-        policy_id: z.string().optional(),
+        product_id: identifier.optional(),
+        policy_id: identifier.optional(),
       })
       .optional(),
     lifecycle_stage: z.string().optional(),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { dateOrDateTime, decimalAmount } from './fields.js';
+import { dateOrDateTime, decimalAmount, identifier } from './fields.js';
 import { statusChangedEvent } from './status-changed-event.js';
 
 export const QUOTE_EVENT = 'quote.status_changed';
@@ -8,12 +8,12 @@ export const QUOTE_EVENT = 'quote.status_changed';
 export const quoteEvent = statusChangedEvent({
   type: QUOTE_EVENT,
   entityIdField: 'quote_id',
-  references: { quote_ref_code: z.string().optional() },
+  references: { quote_ref_code: identifier.optional() },
   statusField: 'status',
   fields: {
     product: z
       .looseObject({
-        product_id: z.string().optional(),
+        product_id: identifier.optional(),
         product_name: z.string().optional(),
         price_with_taxes: decimalAmount.optional(),
         currency: z.string().optional(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { identifier } from './fields.js';
 import { statusChangedEvent } from './status-changed-event.js';
 
 export const SALES_OPPORTUNITY_EVENT = 'sales_opportunity.status_changed';
@@ -10,7 +11,7 @@ export const salesOpportunityEvent = statusChangedEvent({
   references: {},
   statusField: 'opportunity_status',
   fields: {
-    quote_ref_code: z.string().optional(),
+    quote_ref_code: identifier.optional(),
     conversion_details: z
       .looseObject({
         contract_id: z.string().optional(),
@@ -20,7 +21,7 @@ export const salesOpportunityEvent = statusChangedEvent({
       })
       .optional(),
     pipeline_stage: z.string().optional(),
-    sales_agent: z.string().optional(),
+    sales_agent: identifier.optional(),
   },
   metadata: { campaign_source: z.string().optional(), conversion_time_days: z.int().optional() },
 });

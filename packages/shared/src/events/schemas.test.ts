@@ -50,6 +50,44 @@ describe('event schemas', () => {
     expect(issuesOf('contract', { ...base, expiry_date: 'next year' })).toEqual(['expiry_date']);
   });
 
+  it('identifiers are 1-256 characters (code points) with no control characters', () => {
+    const base = { ...sampleEvent('quote'), signature: 'x' };
+    expect(issuesOf('quote', { ...base, quote_id: 'q'.repeat(256) })).toEqual([]);
+    expect(issuesOf('quote', { ...base, quote_id: '😀'.repeat(256) })).toEqual([]);
+    expect(issuesOf('quote', { ...base, quote_id: 'q'.repeat(257) })).toEqual(['quote_id']);
+    expect(issuesOf('quote', { ...base, customer_id: 'c\u0007' })).toEqual(['customer_id']);
+    expect(issuesOf('quote', { ...base, quote_ref_code: '' })).toEqual(['quote_ref_code']);
+    const contract = { ...sampleEvent('contract'), signature: 'x' };
+    expect(
+      issuesOf('contract', {
+        ...contract,
+        contract_number: 'n'.repeat(300),
+        product: { product_id: 'p\u0085', policy_id: 'p'.repeat(257) },
+        metadata: { partner_id: 'x\n' },
+      }).sort(),
+    ).toEqual([
+      'contract_number',
+      'metadata.partner_id',
+      'product.policy_id',
+      'product.product_id',
+    ]);
+    const sales = { ...sampleEvent('sales'), signature: 'x' };
+    expect(
+      issuesOf('sales', { ...sales, sales_id: 's'.repeat(2700), sales_agent: 'a\r' }).sort(),
+    ).toEqual(['sales_agent', 'sales_id']);
+  });
+
+  it('no string anywhere may hold U+0000, unknown members and keys included', () => {
+    const base = { ...sampleEvent('quote'), signature: 'x' };
+    expect(issuesOf('quote', { ...base, status: 'appro\u0000ved' })).toEqual(['status']);
+    expect(issuesOf('quote', { ...base, note: ['ok', { deep: 'x\u0000' }] })).toEqual([
+      'note.1.deep',
+    ]);
+    expect(issuesOf('quote', { ...base, extra: { 'key\u0000': 1 } })).toEqual(['extra.key\u0000']);
+    // Other control characters are fine outside identifiers: free text may hold a newline.
+    expect(issuesOf('quote', { ...base, note: 'line 1\nline 2' })).toEqual([]);
+  });
+
   it('the acknowledgement schema matches what the ingress sends', () => {
     expect(
       acknowledgementSchema.safeParse({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { previousStatus, signature, text, zonedDateTime } from './fields.js';
+import { identifier, nulPath, previousStatus, signature, text, zonedDateTime } from './fields.js';
 
 /** What sets one status event apart; the members every status event has are the factory's. */
 export interface StatusChangedSpec {
@@ -20,15 +20,17 @@ export interface StatusChangedSpec {
 export type StatusChangedShape<S extends StatusChangedSpec> = {
   event_type: z.ZodLiteral<S['type']>;
 } & {
-  [K in S['entityIdField'] | S['statusField']]: typeof text;
+  [K in S['entityIdField']]: typeof identifier;
+} & {
+  [K in S['statusField']]: typeof text;
 } & S['references'] & {
     previous_status: typeof previousStatus;
     timestamp: typeof zonedDateTime;
-    customer_id: typeof text;
+    customer_id: typeof identifier;
   } & S['fields'] & {
     signature: typeof signature;
     metadata: z.ZodOptional<
-      z.ZodObject<{ partner_id: z.ZodOptional<z.ZodString> } & S['metadata'], z.core.$loose>
+      z.ZodObject<{ partner_id: z.ZodOptional<typeof identifier> } & S['metadata'], z.core.$loose>
     >;
   };
 
@@ -37,7 +39,7 @@ export interface StatusChangedEvent<S extends StatusChangedSpec> {
   type: S['type'];
   entityIdField: S['entityIdField'];
   statusField: S['statusField'];
-  /** Unknown members are kept: the payload is unversioned. */
+  /** Unknown members are kept: the payload is unversioned; no string in it may hold U+0000. */
   schema: z.ZodObject<StatusChangedShape<S>, z.core.$loose>;
 }
 
@@ -47,21 +49,28 @@ export function statusChangedEvent<const S extends StatusChangedSpec>(
 ): StatusChangedEvent<S> {
   const shape = {
     event_type: z.literal(spec.type),
-    [spec.entityIdField]: text,
+    [spec.entityIdField]: identifier,
     ...spec.references,
     [spec.statusField]: text,
     previous_status: previousStatus,
     timestamp: zonedDateTime,
-    customer_id: text,
+    customer_id: identifier,
     ...spec.fields,
     signature,
-    metadata: z.looseObject({ partner_id: z.string().optional(), ...spec.metadata }).optional(),
+    metadata: z.looseObject({ partner_id: identifier.optional(), ...spec.metadata }).optional(),
   };
   return {
     type: spec.type,
     entityIdField: spec.entityIdField,
     statusField: spec.statusField,
     // Computed keys widen to a string index; the shape built above is the one named here.
-    schema: z.looseObject(shape as StatusChangedShape<S>),
+    schema: z.looseObject(shape as StatusChangedShape<S>).check(noNul),
   };
 }
+
+/** No string anywhere in the event, unknown members and keys included, may hold U+0000. */
+const noNul = z.superRefine<Record<string, unknown>>((event, ctx) => {
+  const path = nulPath(event);
+  if (path)
+    ctx.addIssue({ code: 'custom', path, message: 'must not contain U+0000', input: event });
+});
