@@ -20,6 +20,18 @@ const SUMMARY_COLUMNS = `webhook_id, event_type, entity_id, customer_id, receive
 /** Equality filters, each served by an index on (column, received_at desc, webhook_id desc). */
 const FILTER_COLUMNS = ['entity_id', 'customer_id', 'event_type', 'state'] as const;
 
+/**
+ * Columns whose index holds the md5 digest of the value (ids of any length): a match compares the
+ * digest, which the index serves, and the value, which keeps the exact matches only.
+ */
+const DIGEST_INDEXED: ReadonlySet<string> = new Set(['entity_id', 'customer_id']);
+
+/** `column = param`, written so that the column's index serves it. */
+const equals = (column: string, param: string): string =>
+  DIGEST_INDEXED.has(column)
+    ? `md5(${column}) = md5(${param}) and ${column} = ${param}`
+    : `${column} = ${param}`;
+
 /** The columns `q` is matched against, each the first column of an index (the key, or a search's). */
 const Q_COLUMNS = ['webhook_id', 'entity_id', 'customer_id'] as const;
 
@@ -35,7 +47,7 @@ export function searchQuery(filter: SearchFilter): PageQuery {
   const where: string[] = [];
   for (const column of FILTER_COLUMNS) {
     const value = filter[column];
-    if (value) where.push(`${column} = ${param(value)}`);
+    if (value) where.push(equals(column, param(value)));
   }
   if (filter.from)
     where.push(`received_at >= ${param(isoParam(filter.from, 'from'))}::timestamptz`);
@@ -50,7 +62,7 @@ export function searchQuery(filter: SearchFilter): PageQuery {
     order by received_at desc, webhook_id desc limit ${param(limit + 1)}`;
   if (!filter.q) return { text: page(where), values, limit };
   const q = param(filter.q);
-  const pages = Q_COLUMNS.map((column) => `(${page([`${column} = ${q}`, ...where])})`);
+  const pages = Q_COLUMNS.map((column) => `(${page([equals(column, q), ...where])})`);
   const text = `select * from (${pages.join(' union ')}) as matches
     order by received_at desc, webhook_id desc limit ${param(limit + 1)}`;
   return { text, values, limit };

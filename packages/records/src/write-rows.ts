@@ -57,6 +57,20 @@ insert into ingress_counts select * from jsonb_populate_recordset(null::ingress_
 on conflict (minute, code) do update set count = excluded.count
 where ingress_counts.count < excluded.count`;
 
+/** `\u0000` in JSON text, but not a `\\u0000` (an escaped backslash followed by "u0000"). */
+const NUL_ESCAPE = /(?<!\\)((?:\\\\)*)\\u0000/g;
+
+/**
+ * Rows as JSON text PostgreSQL takes: U+0000, which neither its text nor its jsonb can hold (it
+ * refuses the whole statement), is written as U+FFFD in values and keys alike. The ingress refuses
+ * events that hold it; this keeps a NUL that comes another way (a partner's error text, a change
+ * of an older release) from costing a webhook its record.
+ */
+export function storableJson(rows: unknown): string {
+  const json = JSON.stringify(rows);
+  return json.includes('\\u0000') ? json.replace(NUL_ESCAPE, '$1\\ufffd') : json;
+}
+
 /** Writes a batch's rows, webhooks first (the other tables refer to them). */
 export async function writeRows(client: pg.ClientBase, rows: BatchRows): Promise<void> {
   const statements: [string, unknown[]][] = [
@@ -66,7 +80,7 @@ export async function writeRows(client: pg.ClientBase, rows: BatchRows): Promise
     [INSERT_AUDIT_ENTRIES, rows.audit_entries],
   ];
   for (const [sql, tableRows] of statements) {
-    if (tableRows.length > 0) await client.query(sql, [JSON.stringify(tableRows)]);
+    if (tableRows.length > 0) await client.query(sql, [storableJson(tableRows)]);
   }
 }
 
@@ -82,5 +96,5 @@ export async function writeIngressCounts(
     }),
   );
   const rows = [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, row]) => row);
-  if (rows.length > 0) await client.query(UPSERT_INGRESS_COUNTS, [JSON.stringify(rows)]);
+  if (rows.length > 0) await client.query(UPSERT_INGRESS_COUNTS, [storableJson(rows)]);
 }

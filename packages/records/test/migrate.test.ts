@@ -1,8 +1,21 @@
+import { readdirSync } from 'node:fs';
 import type pg from 'pg';
 import { expect } from 'vitest';
 import { INVALID_ARGUMENT } from '@pw/shared';
-import { MIGRATION_CHANGED, RecordStore, SCHEMA_MISSING, migrate } from '../src/index.js';
+import {
+  MIGRATION_CHANGED,
+  MIGRATIONS_DIRECTORY,
+  RecordStore,
+  SCHEMA_MISSING,
+  migrate,
+} from '../src/index.js';
 import { poolOn, test } from './store-fixture.js';
+
+/** Every migration this package ships, by version, in order. */
+const SHIPPED = readdirSync(MIGRATIONS_DIRECTORY)
+  .filter((name) => name.endsWith('.sql'))
+  .sort()
+  .map((name) => name.slice(0, -'.sql'.length));
 
 const appliedRows = async (db: pg.Pool) =>
   (
@@ -13,7 +26,7 @@ const appliedRows = async (db: pg.Pool) =>
 
 test('applying the migrations again changes nothing', async ({ store, db, schema }) => {
   const before = await appliedRows(db);
-  expect(before.map((row) => row.version)).toEqual(['001_initial']);
+  expect(before.map((row) => row.version)).toEqual(SHIPPED);
   expect(await migrate(db)).toEqual([]);
   const again = await RecordStore.open({ databaseUrl: schema.databaseUrl, schema: schema.schema });
   await again.close();
@@ -28,7 +41,7 @@ test('two processes starting together on a fresh schema both start and migrate o
   const options = { databaseUrl: schema.databaseUrl, schema: schema.schema };
   const stores = await Promise.all([RecordStore.open(options), RecordStore.open(options)]);
   await Promise.all(stores.map((store) => store.close()));
-  expect((await appliedRows(db)).map((row) => row.version)).toEqual(['001_initial']);
+  expect((await appliedRows(db)).map((row) => row.version)).toEqual(SHIPPED);
 });
 
 test('of two concurrent migrations on a fresh schema, one applies and the other waits and applies none', async ({
@@ -37,7 +50,7 @@ test('of two concurrent migrations on a fresh schema, one applies and the other 
   const pools = [poolOn(schema), poolOn(schema)];
   try {
     const applied = await Promise.all(pools.map((pool) => migrate(pool)));
-    expect(applied.sort((a, b) => a.length - b.length)).toEqual([[], ['001_initial']]);
+    expect(applied.sort((a, b) => a.length - b.length)).toEqual([[], SHIPPED]);
   } finally {
     await Promise.all(pools.map((pool) => pool.end()));
   }

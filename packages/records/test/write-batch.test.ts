@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect } from 'vitest';
 import { MAX_ERROR_LENGTH } from '@pw/shared';
 import type { RecordChange } from '@pw/shared';
@@ -193,6 +194,50 @@ describe('writeBatch', () => {
     expect(crm?.last_error).toHaveLength(MAX_ERROR_LENGTH);
     expect(crm?.history[0]?.error).toHaveLength(MAX_ERROR_LENGTH);
     expect(crm?.history[0]?.duration_ms).toBe(4);
+  });
+
+  test('ids of any length are written and found: 3 KB random entity and customer ids', async ({
+    store,
+  }) => {
+    // Random bytes do not compress: an index on the id itself refused such a row (SQLSTATE
+    // 54000, index row size over 2,704 bytes), so the record store stopped.
+    const entity = randomBytes(2300).toString('base64');
+    const customer = randomBytes(2300).toString('hex');
+    await store.writeBatch([
+      accepted(1n, { webhook_id: id, entity_id: entity, customer_id: customer }),
+    ]);
+    for (const filter of [{ entity_id: entity }, { customer_id: customer }, { q: entity }]) {
+      const page = await store.search(filter);
+      expect(page.webhooks.map((webhook) => webhook.webhook_id)).toEqual([id]);
+    }
+    expect(await store.search({ entity_id: entity.slice(0, -1) })).toMatchObject({ webhooks: [] });
+  });
+
+  test('U+0000, which PostgreSQL cannot hold, is stored as U+FFFD, in values and keys alike', async ({
+    store,
+  }) => {
+    const failed = action('notify_crm', { state: 'failed', attempts: 1, last_error: 'bad\u0000' });
+    await store.writeBatch([
+      accepted(1n, {
+        webhook_id: id,
+        entity_id: 'Q-\u0000',
+        customer_id: 'C-\u0000',
+        event: { note: 'a\u0000b', 'key\u0000': ['\u0000'], path: 'C:\\u0000' },
+      }),
+      outcome(2n, at(5), { webhook_id: id, entity_id: 'Q-\u0000', actions: [failed] }),
+      audit(3n, { at: at(6), target: 'wh_\u0000', details: { reason: 'x\u0000' } }),
+    ]);
+    const stored = await store.webhook(id);
+    expect(stored).toMatchObject({
+      entity_id: 'Q-\ufffd',
+      customer_id: 'C-\ufffd',
+      event: { note: 'a\ufffdb', 'key\ufffd': ['\ufffd'], path: 'C:\\u0000' },
+    });
+    expect(stored?.actions[0]?.last_error).toBe('bad\ufffd');
+    const [entry] = (await store.audit()).entries;
+    expect(entry).toMatchObject({ target: 'wh_\ufffd', details: { reason: 'x\ufffd' } });
+    // Found by what the store holds.
+    expect((await store.search({ customer_id: 'C-\ufffd' })).webhooks).toHaveLength(1);
   });
 
   test('an action keeps its last 20 attempts in its history', async ({ store }) => {
