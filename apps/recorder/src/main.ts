@@ -1,7 +1,7 @@
 // Composition root of the recorder: reads the environment, builds clients, runs the recorder.
 import { hostname } from 'node:os';
 import { collectDefaultMetrics } from 'prom-client';
-import { RecordStore } from '@pw/records';
+import { isConnectionFailure, RecordStore } from '@pw/records';
 import {
   configOrExit,
   createHealthServer,
@@ -12,18 +12,6 @@ import {
 import { loadRecorderConfig } from './config.js';
 import { RecorderMetrics } from './metrics.js';
 import { Recorder } from './recorder.js';
-
-/** Socket errors that mean PostgreSQL is not reachable (yet): waited out at start. */
-const SOCKET_ERRORS = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EPIPE',
-]);
 
 const config = configOrExit('recorder', () => loadRecorderConfig(process.env));
 const log = createLogger({ name: 'recorder', level: config.LOG_LEVEL });
@@ -95,7 +83,7 @@ async function openStore(): Promise<RecordStore> {
     try {
       return await RecordStore.open({ databaseUrl: config.DATABASE_URL });
     } catch (error) {
-      if (!isConnectionError(error)) {
+      if (!isConnectionFailure(error)) {
         log.fatal({ err: error }, 'the record store cannot be opened');
         process.exit(1);
       }
@@ -105,13 +93,4 @@ async function openStore(): Promise<RecordStore> {
       await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 200 * tries)));
     }
   }
-}
-
-/** A failure to reach PostgreSQL (refused, reset, timed out, starting up), not a refusal. */
-function isConnectionError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string')
-    return error instanceof Error && /timeout|terminated/i.test(error.message);
-  // Node's socket errors, and PostgreSQL's "cannot connect now" (57P03) while it starts.
-  return SOCKET_ERRORS.has(code) || code === '57P03' || code.startsWith('08');
 }

@@ -1,19 +1,22 @@
-import { fromRecord, streamIdTime, streamIdToSeq } from '@pw/shared';
+import { fromRecord, ORIGIN_FIELD, streamIdTime, streamIdToSeq } from '@pw/shared';
 import type { AttemptRecord, AuditRecord, AcceptedWebhookRecord, RecordChange } from '@pw/shared';
 
 /** A stream entry as ioredis returns it: its id and its flat field/value list. */
 export type StreamEntry = [id: string, fields: string[]];
 
 /**
- * The changes one stream entry stands for (the store opens a `webhook` change `queued`, every
+ * The changes one stream entry stands for, ordered by the entry's id (or, for a re-driven one, the
+ * id it first had) (the store opens a `webhook` change `queued`, every
  * action waiting); an outcome entry's attempt takes its number from the record after the change.
  * Throws on an entry it cannot read.
  */
 export function parseChange([id, flat]: StreamEntry): RecordChange[] {
   const fields = new Map<string, string>();
   for (let i = 0; i + 1 < flat.length; i += 2) fields.set(flat[i] ?? '', flat[i + 1] ?? '');
-  const seq = streamIdToSeq(id);
-  const at = streamIdTime(id);
+  // A change re-driven after it was set aside keeps its place among its webhook's changes.
+  const origin = fields.get(ORIGIN_FIELD) ?? id;
+  const seq = streamIdToSeq(origin);
+  const at = streamIdTime(origin);
   const data = JSON.parse(fields.get('d') ?? 'null') as unknown;
   switch (fields.get('k')) {
     case 'webhook':

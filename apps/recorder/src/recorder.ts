@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { keys, RECORDER_GROUP, recordStreamKey } from '@pw/shared';
-import type { Logger, RecordChange, RedisClient } from '@pw/shared';
+import { isStoreUnavailable } from '@pw/records';
+import { keys, RECORDER_GROUP, recordStreamKey, RejectedChanges } from '@pw/shared';
+import type { Logger, RecordChange, RedisClient, RefusedChange } from '@pw/shared';
 import type { RecorderMetrics } from './metrics.js';
 import { parseChange } from './parse-change.js';
 import type { StreamEntry } from './parse-change.js';
@@ -36,15 +37,18 @@ const MAX_BACKOFF_MS = 5000;
 /**
  * Writes the record stream to the record store: reads changes in a consumer group, writes each
  * batch in one transaction and only then acknowledges and deletes them, so a change is in Redis
- * or in the store, never neither. While the store is away the batch stays pending and is tried
- * again (backoff up to 5 s); writing it twice changes nothing. A change the store refuses on its
- * own (not an outage) is moved to `<prefix>:records:rejected` rather than block the stream.
- * Also copies the ingress's per-minute counts and purges rows past `RECORD_RETENTION_DAYS`.
+ * or in the store, never neither. While the store is away (`isStoreUnavailable`: no connection,
+ * out of disk, ...) the batch stays pending and is tried again (backoff up to 5 s); writing it
+ * twice changes nothing. A batch the store refuses is written again change by change, and a change
+ * it refuses alone is set aside on `<prefix>:records:rejected` (`RejectedChanges`), counted and
+ * logged, so one bad change never stops the others. Also copies the ingress's per-minute counts
+ * and purges rows past `RECORD_RETENTION_DAYS`.
  */
 export class Recorder {
   private stopped = false;
   private running: Promise<void> | undefined;
   private readonly stream: string;
+  private readonly rejected: RejectedChanges;
   private failures = 0;
   private lastClaim = 0;
   private lastPurge = 0;
@@ -57,6 +61,12 @@ export class Recorder {
     private readonly metrics?: RecorderMetrics,
   ) {
     this.stream = recordStreamKey(settings.queuePrefix);
+    this.rejected = new RejectedChanges(redis, settings.queuePrefix);
+    // Read from Redis at each scrape: true while the store is down, when no batch gets written.
+    metrics?.observe({
+      backlog: () => this.redis.xlen(this.stream),
+      setAside: () => this.rejected.count(),
+    });
   }
 
   async start(): Promise<void> {
@@ -138,29 +148,38 @@ export class Recorder {
   }
 
   private async write(entries: StreamEntry[]): Promise<void> {
-    const { changes, unreadable } = parseAll(entries);
+    const { changes, refused } = parseAll(entries);
     try {
       await this.store.writeBatch(changes.flatMap(({ changes: parsed }) => parsed));
     } catch (error) {
-      // An outage (anything but a refusal of the data itself): the batch waits, pending.
-      if (!isDataError(error)) throw error;
+      // The store away: the batch waits, pending. Else it refused something in it: find what.
+      if (isStoreUnavailable(error)) throw error;
       this.log.warn(
-        { err: error },
+        { err: error, changes: changes.length },
         'the record store refused a batch: writing its changes one by one',
       );
-      for (const one of changes) {
-        try {
-          await this.store.writeBatch(one.changes);
-        } catch (alone) {
-          if (!isDataError(alone)) throw alone;
-          unreadable.push(one.entry);
-        }
+      refused.push(...(await this.writeOneByOne(changes)));
+    }
+    if (refused.length > 0) await this.setAside(refused);
+    await this.done(entries.map(([id]) => id));
+    this.metrics?.written.inc(entries.length - refused.length);
+    this.metrics?.batches.inc({ outcome: 'written' });
+  }
+
+  /** Each entry's changes on their own; returns the entries the store refused alone. */
+  private async writeOneByOne(changes: ParsedEntry[]): Promise<RefusedChange[]> {
+    const refused: RefusedChange[] = [];
+    for (const { entry, changes: parsed } of changes) {
+      try {
+        await this.store.writeBatch(parsed);
+      } catch (error) {
+        // The store went away meanwhile: the whole batch waits (what was written is written
+        // again later, which changes nothing).
+        if (isStoreUnavailable(error)) throw error;
+        refused.push({ id: entry[0], fields: entry[1] ?? [], error });
       }
     }
-    if (unreadable.length > 0) await this.reject(unreadable);
-    await this.done(entries.map(([id]) => id));
-    this.metrics?.written.inc(changes.length);
-    this.metrics?.batches.inc({ outcome: 'written' });
+    return refused;
   }
 
   /** Acknowledged and deleted together: the stream holds only what the store lacks. */
@@ -172,28 +191,16 @@ export class Recorder {
       .exec();
   }
 
-  private async reject(entries: StreamEntry[]): Promise<void> {
-    const pipeline = this.redis.pipeline();
-    for (const [id, fields] of entries) {
-      // An entry deleted from the stream by hand comes back pending with no fields.
-      pipeline.xadd(
-        `${this.stream}:rejected`,
-        'MAXLEN',
-        '~',
-        10_000,
-        '*',
-        'id',
-        id,
-        ...(fields ?? []),
+  /** Kept apart, with the store's reasons, before they are deleted from the stream. */
+  private async setAside(refused: RefusedChange[]): Promise<void> {
+    await this.rejected.setAside(refused);
+    this.metrics?.rejected.inc(refused.length);
+    for (const { id, error } of refused) {
+      this.log.error(
+        { err: error, change_id: id, stream: `${this.stream}:rejected` },
+        'record change refused by the store: set aside on the rejected stream',
       );
     }
-    // Kept apart before it is deleted, or not deleted at all.
-    for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
-    this.metrics?.rejected.inc(entries.length);
-    this.log.error(
-      { ids: entries.map(([id]) => id), stream: `${this.stream}:rejected` },
-      'record changes refused by the store: kept on the rejected stream',
-    );
   }
 
   /**
@@ -226,7 +233,6 @@ export class Recorder {
         : 'debug';
       this.log[level]({ removed, retention_days: this.settings.retentionDays }, 'retention purge');
     }
-    this.metrics?.backlog.set(await this.redis.xlen(this.stream));
     return claimed;
   }
 
@@ -277,26 +283,22 @@ export class Recorder {
   }
 }
 
-/** Every entry's changes; entries that cannot be read at all are set apart. */
+/** An entry of the stream and the changes it stands for. */
+interface ParsedEntry {
+  entry: StreamEntry;
+  changes: RecordChange[];
+}
+
+/** Every entry's changes; an entry that cannot be read at all is refused with the reason. */
 function parseAll(entries: StreamEntry[]) {
-  const changes: { entry: StreamEntry; changes: RecordChange[] }[] = [];
-  const unreadable: StreamEntry[] = [];
+  const changes: ParsedEntry[] = [];
+  const refused: RefusedChange[] = [];
   for (const entry of entries) {
     try {
       changes.push({ entry, changes: parseChange(entry) });
-    } catch {
-      unreadable.push(entry);
+    } catch (error) {
+      refused.push({ id: entry[0], fields: entry[1] ?? [], error });
     }
   }
-  return { changes, unreadable };
-}
-
-/**
- * A refusal of the data itself (SQLSTATE classes 22, data exception, and 23, integrity), which
- * writing again would not mend; anything else (disk full, a read-only standby, time-outs, lost
- * connections) is an outage the batch waits out.
- */
-function isDataError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code);
+  return { changes, refused };
 }

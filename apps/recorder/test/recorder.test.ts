@@ -1,96 +1,28 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { afterEach, beforeEach, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { RecordStore } from '@pw/records';
-import {
-  AuditLog,
-  createLogger,
-  OutcomeStore,
-  recordStreamKey,
-  startEmbeddedPostgres,
-} from '@pw/shared';
-import type { WebhookJobData } from '@pw/shared';
-import { deleteKeys, freePort, testRedisUrl, testSchema, uniquePrefix } from '@pw/test-utils';
-import type { TestSchema } from '@pw/test-utils';
-import { Recorder } from '../src/recorder.js';
+import { AuditLog, recordStreamKey, startEmbeddedPostgres } from '@pw/shared';
+import { freePort } from '@pw/test-utils';
+import { drained, job, log, recorderHarness, schemaStore, startRecorder } from './harness.js';
 
-const log = createLogger({ name: 'recorder-test', level: 'silent' });
-let redis: Redis;
-let prefix: string;
-let outcomes: OutcomeStore;
-const cleanups: (() => Promise<unknown>)[] = [];
-
-beforeEach(() => {
-  redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
-  prefix = uniquePrefix();
-  outcomes = new OutcomeStore(redis, { queuePrefix: prefix, recordTtlSeconds: 600 });
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  await deleteKeys(redis, prefix);
-  redis.disconnect();
-});
-
-let count = 0;
-const job = (actions = ['notify_customer']): WebhookJobData => {
-  count += 1;
-  return {
-    webhook_id: `wh_test${String(count).padStart(18, '0')}`,
-    event_type: 'quote.status_changed',
-    entity_id: `Q-${count}`,
-    received_at: new Date().toISOString(),
-    actions: actions as WebhookJobData['actions'],
-    event: { quote_id: `Q-${count}`, customer_id: `C-${count % 7}`, status: 'approved' },
-  };
-};
-
-async function startRecorder(store: RecordStore, settings: { blockMs?: number } = {}) {
-  const recorder = new Recorder(
-    redis.duplicate(),
-    store,
-    { queuePrefix: prefix, consumer: 'test', retentionDays: 90, blockMs: settings.blockMs ?? 50 },
-    log,
-  );
-  await recorder.start();
-  cleanups.push(() => recorder.stop());
-  return recorder;
-}
-
-/** Resolves once the stream holds nothing the store lacks. */
-async function drained(deadlineMs = 120_000): Promise<void> {
-  const until = Date.now() + deadlineMs;
-  const key = recordStreamKey(prefix);
-  while ((await redis.xlen(key)) > 0) {
-    if (Date.now() > until) throw new Error(`stream not drained in ${deadlineMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-async function schemaStore(): Promise<{ store: RecordStore; schema: TestSchema }> {
-  const schema = await testSchema();
-  const store = await RecordStore.open({ databaseUrl: schema.databaseUrl, schema: schema.schema });
-  cleanups.push(
-    () => schema.drop(),
-    () => store.close(),
-  );
-  return { store, schema };
-}
+const harness = recorderHarness();
+const { cleanups } = harness;
 
 test('an action answered 503, 503, then 200 has three attempts in its history', async () => {
-  const { store } = await schemaStore();
-  await startRecorder(store);
+  const { store } = await schemaStore(harness);
+  await startRecorder(harness, store);
   const accepted = job();
-  await outcomes.open(accepted);
+  await harness.outcomes.open(accepted);
   const timing = (status: number) => ({
     started_at: new Date().toISOString(),
     status,
     duration_ms: 3,
   });
   for (const status of [503, 503]) {
-    await outcomes.started(accepted.webhook_id, 'notify_customer');
-    await outcomes.settled(
+    await harness.outcomes.started(accepted.webhook_id, 'notify_customer');
+    await harness.outcomes.settled(
       accepted.webhook_id,
       'notify_customer',
       'retrying',
@@ -98,15 +30,15 @@ test('an action answered 503, 503, then 200 has three attempts in its history', 
       timing(status),
     );
   }
-  await outcomes.started(accepted.webhook_id, 'notify_customer');
-  await outcomes.settled(
+  await harness.outcomes.started(accepted.webhook_id, 'notify_customer');
+  await harness.outcomes.settled(
     accepted.webhook_id,
     'notify_customer',
     'completed',
     undefined,
     timing(200),
   );
-  await drained();
+  await drained(harness);
 
   const stored = await store.webhook(accepted.webhook_id);
   expect(stored).toMatchObject({
@@ -127,7 +59,7 @@ test('an action answered 503, 503, then 200 has three attempts in its history', 
 });
 
 test('a store that answers but cannot write (disk full) keeps the batch pending: nothing set apart, all written later', async () => {
-  const { store } = await schemaStore();
+  const { store } = await schemaStore(harness);
   let refusals = 3;
   const diskFull: Pick<RecordStore, 'writeBatch' | 'writeIngressCounts' | 'purge' | 'ping'> = {
     writeBatch: (changes) => {
@@ -140,38 +72,36 @@ test('a store that answers but cannot write (disk full) keeps the batch pending:
     purge: (options) => store.purge(options),
     ping: () => store.ping(),
   };
-  const recorder = new Recorder(
-    redis.duplicate(),
-    diskFull,
-    { queuePrefix: prefix, consumer: 'test', retentionDays: 90, blockMs: 50 },
-    log,
-  );
-  await recorder.start();
-  cleanups.push(() => recorder.stop());
+  await startRecorder(harness, diskFull);
   const accepted = job();
-  await outcomes.open(accepted);
-  await drained();
+  await harness.outcomes.open(accepted);
+  await drained(harness);
   expect(refusals).toBeLessThan(0);
-  expect(await redis.xlen(`${recordStreamKey(prefix)}:rejected`)).toBe(0);
+  expect(await harness.redis.xlen(`${recordStreamKey(harness.prefix)}:rejected`)).toBe(0);
   expect(await store.webhook(accepted.webhook_id)).toMatchObject({ state: 'queued' });
 });
 
 test('a change to a record Redis no longer holds is refused: no half record, nothing sent to the store', async () => {
-  await outcomes.started('wh_gone00000000000000000', 'notify_customer');
-  await outcomes.settled('wh_gone00000000000000000', 'notify_customer', 'failed', 'http_400: no');
-  expect(await redis.exists(`${prefix}:outcome:wh_gone00000000000000000`)).toBe(0);
-  expect(await redis.xlen(recordStreamKey(prefix))).toBe(0);
+  await harness.outcomes.started('wh_gone00000000000000000', 'notify_customer');
+  await harness.outcomes.settled(
+    'wh_gone00000000000000000',
+    'notify_customer',
+    'failed',
+    'http_400: no',
+  );
+  expect(await harness.redis.exists(`${harness.prefix}:outcome:wh_gone00000000000000000`)).toBe(0);
+  expect(await harness.redis.xlen(recordStreamKey(harness.prefix))).toBe(0);
 });
 
 test('audit entries reach the store', async () => {
-  const { store } = await schemaStore();
-  await startRecorder(store);
-  const audit = new AuditLog(redis, prefix, log);
+  const { store } = await schemaStore(harness);
+  await startRecorder(harness, store);
+  const audit = new AuditLog(harness.redis, harness.prefix, log);
   await audit.record(
     { user: 'ops', action: 'replay', target: 'wh_x', details: { actions: ['a'] } },
     'replay',
   );
-  await drained();
+  await drained(harness);
   const { entries } = await store.audit({ limit: 10 });
   expect(entries).toMatchObject([
     { user: 'ops', action: 'replay', target: 'wh_x', details: { actions: ['a'] } },
@@ -186,7 +116,7 @@ test('PostgreSQL stopped for 60 s under load: every change waits in Redis and is
   cleanups.push(() => server.stop());
   const store = await RecordStore.open({ databaseUrl: server.url, poolSize: 2 });
   cleanups.push(() => store.close());
-  await startRecorder(store);
+  await startRecorder(harness, store);
 
   // A steady load throughout: a webhook opened and finished every 20 ms.
   const sent: string[] = [];
@@ -194,13 +124,19 @@ test('PostgreSQL stopped for 60 s under load: every change waits in Redis and is
   const load = (async () => {
     while (loading) {
       const accepted = job();
-      await outcomes.open(accepted);
-      await outcomes.started(accepted.webhook_id, 'notify_customer');
-      await outcomes.settled(accepted.webhook_id, 'notify_customer', 'completed', undefined, {
-        started_at: accepted.received_at,
-        status: 200,
-        duration_ms: 1,
-      });
+      await harness.outcomes.open(accepted);
+      await harness.outcomes.started(accepted.webhook_id, 'notify_customer');
+      await harness.outcomes.settled(
+        accepted.webhook_id,
+        'notify_customer',
+        'completed',
+        undefined,
+        {
+          started_at: accepted.received_at,
+          status: 200,
+          duration_ms: 1,
+        },
+      );
       sent.push(accepted.webhook_id);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -214,13 +150,13 @@ test('PostgreSQL stopped for 60 s under load: every change waits in Redis and is
   // The outage itself: a minute, by the clock, as the issue asks.
   await new Promise((resolve) => setTimeout(resolve, 60_000));
   // While it was down the changes piled up in Redis.
-  expect(await redis.xlen(recordStreamKey(prefix))).toBeGreaterThan(100);
+  expect(await harness.redis.xlen(recordStreamKey(harness.prefix))).toBeGreaterThan(100);
   server = await startEmbeddedPostgres({ dataDir, port });
   const sentBeforeRestart = sent.length;
   await waitFor(() => sent.length >= sentBeforeRestart + 50);
   loading = false;
   await load;
-  await drained();
+  await drained(harness);
 
   // One at a time: thousands at once would wait in the pool of 2 past its connection time-out.
   const missing: string[] = [];

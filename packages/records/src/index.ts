@@ -10,5 +10,5 @@ export {
   webhookQuery,
 } from './read-queries.js';
 export type { PageQuery, Query } from './read-queries.js';
-export { isStoreUnavailable, storeFailure } from './store-errors.js';
+export { isConnectionFailure, isStoreUnavailable, storeFailure } from './store-errors.js';
 export type { StoreFailure } from './store-errors.js';

@@ -44,25 +44,35 @@ const UNAVAILABLE_CLASSES = new Set([
   'XX',
 ]);
 
-/** node-postgres's own errors for a connection that broke or never came (they carry no code). */
+/**
+ * node-postgres's own errors for a connection that broke or never came (they carry no code), and
+ * a connection attempt that timed out.
+ */
 const CONNECTION_MESSAGES =
-  /connection terminated|timeout exceeded when trying to connect|connection error|not queryable|terminating connection|cannot use a pool after calling end/i;
+  /connection terminated|timeout|connection error|not queryable|terminating connection|cannot use a pool after calling end/i;
+
+/**
+ * True when PostgreSQL could not be reached or talked to at all (refused, reset, timed out,
+ * starting up): the narrowest kind of `unavailable`, which a process starting may wait out.
+ */
+export function isConnectionFailure(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') {
+    if (SOCKET_ERRORS.has(code) || code === '57P03' || code.startsWith('08')) return true;
+  }
+  // An aggregate of connection attempts (IPv4 and IPv6 both refused), as Node raises it.
+  if (error instanceof AggregateError) return error.errors.some(isConnectionFailure);
+  return (
+    error instanceof Error && typeof code !== 'string' && CONNECTION_MESSAGES.test(error.message)
+  );
+}
 
 /** Whether `error`, thrown by a call to the record store, is the store's fault or the data's. */
 export function storeFailure(error: unknown): StoreFailure {
+  if (isConnectionFailure(error)) return 'unavailable';
   const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string') {
-    if (SOCKET_ERRORS.has(code)) return 'unavailable';
-    if (/^[0-9A-Z]{5}$/.test(code))
-      return UNAVAILABLE_CLASSES.has(code.slice(0, 2)) ? 'unavailable' : 'refused';
-  }
-  if (error instanceof Error && CONNECTION_MESSAGES.test(error.message)) return 'unavailable';
-  // An aggregate of connection attempts (IPv4 and IPv6 both refused), as Node raises it.
-  if (
-    error instanceof AggregateError &&
-    error.errors.some((e) => storeFailure(e) === 'unavailable')
-  )
-    return 'unavailable';
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code))
+    return UNAVAILABLE_CLASSES.has(code.slice(0, 2)) ? 'unavailable' : 'refused';
   return 'refused';
 }
 

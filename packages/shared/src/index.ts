@@ -32,3 +32,4 @@ export * from './health-server.js';
 export * from './outcomes/kept-acks.js';
 export * from './tracing.js';
 export * from './ingress-runtime.js';
+export * from './records/rejected-changes.js';

@@ -1,0 +1,104 @@
+import { Redis } from 'ioredis';
+import { afterEach, beforeEach } from 'vitest';
+import { RecordStore } from '@pw/records';
+import { createLogger, OutcomeStore, recordStreamKey } from '@pw/shared';
+import type { WebhookJobData } from '@pw/shared';
+import { deleteKeys, testRedisUrl, testSchema, uniquePrefix } from '@pw/test-utils';
+import type { TestSchema } from '@pw/test-utils';
+import type { RecordWriter } from '../src/recorder.js';
+import { Recorder } from '../src/recorder.js';
+import type { RecorderMetrics } from '../src/metrics.js';
+
+export const log = createLogger({ name: 'recorder-test', level: 'silent' });
+
+/** What each test gets: a Redis, a key prefix of its own, its outcome records, its cleanups. */
+export interface RecorderHarness {
+  redis: Redis;
+  prefix: string;
+  outcomes: OutcomeStore;
+  /** Run after the test, last added first. */
+  cleanups: (() => Promise<unknown>)[];
+}
+
+/** Registers the per-test setup and teardown; the object's fields are the running test's. */
+export function recorderHarness(): RecorderHarness {
+  const harness = { cleanups: [] } as unknown as RecorderHarness;
+  beforeEach(() => {
+    harness.redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
+    harness.prefix = uniquePrefix();
+    harness.outcomes = new OutcomeStore(harness.redis, {
+      queuePrefix: harness.prefix,
+      recordTtlSeconds: 600,
+    });
+  });
+  afterEach(async () => {
+    for (const cleanup of harness.cleanups.splice(0).reverse()) await cleanup();
+    await deleteKeys(harness.redis, harness.prefix);
+    harness.redis.disconnect();
+  });
+  return harness;
+}
+
+let count = 0;
+/** A webhook as the worker opens its record, with an entity id of its own. */
+export const job = (
+  actions = ['notify_customer'],
+  fields: Partial<WebhookJobData> = {},
+): WebhookJobData => {
+  count += 1;
+  return {
+    webhook_id: `wh_test${String(count).padStart(18, '0')}`,
+    event_type: 'quote.status_changed',
+    entity_id: `Q-${count}`,
+    received_at: new Date().toISOString(),
+    actions: actions as WebhookJobData['actions'],
+    event: { quote_id: `Q-${count}`, customer_id: `C-${count % 7}`, status: 'approved' },
+    ...fields,
+  };
+};
+
+/** A recorder on the harness's prefix, stopped after the test. */
+export async function startRecorder(
+  harness: RecorderHarness,
+  store: RecordWriter,
+  settings: { blockMs?: number; metrics?: RecorderMetrics } = {},
+): Promise<Recorder> {
+  const recorder = new Recorder(
+    harness.redis.duplicate(),
+    store,
+    {
+      queuePrefix: harness.prefix,
+      consumer: 'test',
+      retentionDays: 90,
+      blockMs: settings.blockMs ?? 50,
+    },
+    log,
+    settings.metrics,
+  );
+  await recorder.start();
+  harness.cleanups.push(() => recorder.stop());
+  return recorder;
+}
+
+/** Resolves once the stream holds nothing the store lacks. */
+export async function drained(harness: RecorderHarness, deadlineMs = 120_000): Promise<void> {
+  const until = Date.now() + deadlineMs;
+  const key = recordStreamKey(harness.prefix);
+  while ((await harness.redis.xlen(key)) > 0) {
+    if (Date.now() > until) throw new Error(`stream not drained in ${deadlineMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** A record store on a schema of its own, dropped after the test. */
+export async function schemaStore(
+  harness: RecorderHarness,
+): Promise<{ store: RecordStore; schema: TestSchema }> {
+  const schema = await testSchema();
+  const store = await RecordStore.open({ databaseUrl: schema.databaseUrl, schema: schema.schema });
+  harness.cleanups.push(
+    () => schema.drop(),
+    () => store.close(),
+  );
+  return { store, schema };
+}
