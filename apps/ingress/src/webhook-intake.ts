@@ -6,7 +6,7 @@ import {
   actionJobs,
   annotateSpan,
   deadLetterSeconds,
-  eventTime,
+  orderTime,
   findAck,
   INTAKE_COMMAND,
   inProducerSpan,
@@ -245,7 +245,7 @@ export class WebhookIntake {
     return {
       dedupKey: keys.dedup(prefix, entry.digest),
       dedupMs: this.dedupSeconds * 1000,
-      eventTimeMs: eventTime(entry.webhook.event),
+      eventTimeMs: orderTime(entry.webhook.event, Date.parse(entry.webhook.received_at)),
       // As long as an older event of the entity may still be retried.
       latestKeepMs: deadLetterSeconds(recordTtlSeconds) * 1000,
       actionDedupKeys: entry.jobs.map((job) => `${this.actionsQueue.keys.de}:${job.id}`),

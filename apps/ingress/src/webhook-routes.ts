@@ -23,14 +23,14 @@ export interface WebhookRouteSettings extends ParseSettings {
 }
 
 export interface WebhookRouteDeps {
-  intake: { accept(incoming: IncomingWebhook): Promise<AcceptedWebhook> };
+  intake: { accept(incoming: IncomingWebhook, now: Date): Promise<AcceptedWebhook> };
   rules: RulesSource;
   log: Logger;
   metrics: IngressMetrics;
   /** Per-minute counts of repeats and refusals for the ledger (accepted ones count themselves). */
   counts?: { count(code: string): void };
   settings: WebhookRouteSettings;
-  /** The receiver's clock, for the freshness window. @defaultValue Date.now */
+  /** The receiver's clock: the freshness window and the time a webhook is taken in. @defaultValue Date.now */
   now?: () => number;
 }
 
@@ -99,9 +99,11 @@ function receive(definition: EventDefinition, deps: WebhookRouteDeps): RequestHa
   const timeoutMs = settings.enqueueTimeoutMs ?? 3000;
   const now = deps.now ?? Date.now;
   return async (req, res) => {
+    // One reading of the clock per request: the freshness window and the time taken in agree.
+    const receivedAt = now();
     let parsed;
     try {
-      parsed = parseWebhook(req.body as Buffer, definition, settings, now());
+      parsed = parseWebhook(req.body as Buffer, definition, settings, receivedAt);
     } catch (error) {
       if (!(error instanceof RequestRejectedError)) throw error;
       log.info({ event_type: definition.type, code: error.code }, 'webhook rejected');
@@ -111,7 +113,7 @@ function receive(definition: EventDefinition, deps: WebhookRouteDeps): RequestHa
     const actions = selectActions(definition.type, parsed.event, rules.current());
     try {
       const { ack, duplicate } = await withDeadline(
-        intake.accept({ eventType: definition.type, actions, ...parsed }),
+        intake.accept({ eventType: definition.type, actions, ...parsed }, new Date(receivedAt)),
         timeoutMs,
       );
       res.locals.outcome = duplicate ? 'duplicate' : 'accepted';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { acknowledgementSchema, actionJobId, errorBodySchema } from '@pw/shared';
+import { acknowledgementSchema, actionJobId, errorBodySchema, OutcomeStore } from '@pw/shared';
 import { signedEvent } from '@pw/test-utils';
 import { jobCount, postJson, startHarness } from './harness.js';
 import type { Harness } from './harness.js';
@@ -49,6 +49,31 @@ describe('the freshness window on timestamp', () => {
     expect((await postJson(ingress.app, path, at(now + SKEW_S * 1000 + 1000))).status).toBe(422);
     expect((await postJson(ingress.app, path, at(now - WINDOW_S * 1000 - 1000))).status).toBe(422);
     expect(await jobCount(ingress)).toBe(2);
+  });
+
+  it("an event dated ahead, within the skew allowance, does not make its entity's next event stale; an older one still is", async () => {
+    const clock = { ms: Date.parse('2026-11-23T12:00:00.000Z') };
+    const ingress = await ingressAt(clock);
+    const records = new OutcomeStore(ingress.inspect, {
+      queuePrefix: ingress.prefix,
+      recordTtlSeconds: 60,
+    });
+    const of = (ms: number, status: string) =>
+      signedEvent('contract', { id: 'C-ahead', status, now: new Date(ms) });
+    const post = async (event: Record<string, unknown>) =>
+      acknowledgementSchema.parse((await postJson(ingress.app, path, event)).body);
+    // Dated 200 s ahead: it counts as taken in at the receiver's time.
+    const ahead = await post(of(clock.ms + 200_000, 'signed'));
+    clock.ms += 10_000;
+    const next = await post(of(clock.ms, 'active'));
+    clock.ms += 10_000;
+    const older = await post(of(clock.ms - 15_000, 'draft'));
+    expect((await records.get(ahead.webhook_id))?.stale).toBe(false);
+    expect((await records.get(next.webhook_id))?.stale).toBe(false);
+    expect((await records.get(older.webhook_id))?.stale).toBe(true);
+    // The worker orders by the same time: each action job is stamped with the intake's.
+    const [job] = await ingress.queue.getJobs(['wait'], 0, 0);
+    expect(job?.timestamp).toBeLessThanOrEqual(clock.ms);
   });
 
   it('a captured signed event replayed as late as it is still acceptable is answered as a repeat, never run again', async () => {

@@ -3,7 +3,7 @@ import type { Job } from 'bullmq';
 import {
   annotateSpan,
   boundedError,
-  eventTime,
+  orderTime,
   isoNow,
   PermanentError,
   PwError,
@@ -104,7 +104,9 @@ export async function processAction(
     eventType: job.data.event_type,
     entityId: job.data.entity_id,
     staleAfter:
-      checksStale(run) && job.data.entity_id !== undefined ? eventTime(job.data.event) : undefined,
+      checksStale(run) && job.data.entity_id !== undefined
+        ? orderTime(job.data.event, job.timestamp)
+        : undefined,
     circuit: run.circuit,
     jobId: job.id ?? webhookId,
     order: job.timestamp,

@@ -1,4 +1,4 @@
-import { eventTime, keys, withCommand } from '@pw/shared';
+import { keys, orderTime, withCommand } from '@pw/shared';
 import type { LuaCommand, RedisClient } from '@pw/shared';
 
 /**
@@ -42,8 +42,13 @@ export class EventOrder {
   }
 
   /** Notes the event; true when a newer event for the same entity was taken in before it. */
-  async takeIn(eventType: string, entityId: string, event: Record<string, unknown>) {
-    const time = eventTime(event);
+  async takeIn(
+    eventType: string,
+    entityId: string,
+    event: Record<string, unknown>,
+    receivedAt: string,
+  ) {
+    const time = orderTime(event, Date.parse(receivedAt));
     if (time === undefined) return false;
     const key = keys.latest(this.prefix, eventType, entityId);
     const previous = await this.redis.pwTakeIn(key, time, this.keepSeconds * 1000);

@@ -32,7 +32,12 @@ export async function fanOutWebhook(job: Job<WebhookJobData>, deps: FanOutDeps):
     event_type: data.event_type,
     entity_id: data.entity_id,
   });
-  const stale = await deps.order.takeIn(data.event_type, data.entity_id, data.event);
+  const stale = await deps.order.takeIn(
+    data.event_type,
+    data.entity_id,
+    data.event,
+    data.received_at,
+  );
   await deps.outcomes.open(data, stale);
   await deps.actionsQueue.addBulk(actionJobs(data, deps.actionsConfig, deps.retry));
   deps.metrics.webhooks.inc({ event_type: data.event_type });

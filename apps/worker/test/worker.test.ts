@@ -238,6 +238,24 @@ describe('out-of-order deliveries', () => {
     expect(actionsCalled(other.webhook_id)).toHaveLength(4);
   });
 
+  it("an event dated ahead of the receiver's clock does not make its entity's next event stale", async () => {
+    const now = Date.now();
+    // Dated 200 s ahead (within MAX_CLOCK_SKEW_SECONDS): it counts as taken in when it was.
+    const ahead = webhookJob('quote', 'sent', { id: 'ord-5', now: new Date(now + 200_000) });
+    await h.enqueue(ahead);
+    expect((await h.finished(ahead.webhook_id)).stale).toBe(false);
+    const next = webhookJob('quote', 'approved', { id: 'ord-5', now: new Date(now + 1000) });
+    await h.enqueue(next);
+    const outcome = await h.finished(next.webhook_id);
+    expect(outcome.stale).toBe(false);
+    expect(outcome.actions.find((a) => a.name === 'lock_price')).toMatchObject({
+      state: 'completed',
+      skipped: null,
+      attempts: 1,
+    });
+    expect(actionsCalled(next.webhook_id)).toContain('lock_price');
+  });
+
   it('an action still retrying when a newer event arrives is skipped at its next try', async () => {
     const harness = await startWorkerHarness({
       actionsConfig: actionsConfigSchema.parse({

@@ -48,6 +48,18 @@ export function eventTime(event: Record<string, unknown>): number | undefined {
 }
 
 /**
+ * The time that orders an entity's events (ms; undefined: none): the event's `timestamp`, but
+ * never later than when the receiver took it in (`receivedMs`). An event dated ahead of the
+ * receiver's clock, as far as `MAX_CLOCK_SKEW_SECONDS` allows, so counts as taken in now: it
+ * cannot make the entity's events that follow it look older than itself.
+ */
+export function orderTime(event: Record<string, unknown>, receivedMs: number): number | undefined {
+  const time = eventTime(event);
+  if (time === undefined || Number.isNaN(receivedMs)) return time;
+  return Math.min(time, receivedMs);
+}
+
+/**
  * An accepted webhook: what its record opens with and its action jobs are made from (and, from an
  * ingress of an earlier version, a job of the `webhooks` queue).
  */
