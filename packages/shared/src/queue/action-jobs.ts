@@ -34,11 +34,10 @@ export function actionJobs(
         event: webhook.event,
         backoff: settings?.backoff ?? defaults.backoff,
         entity_id: webhook.entity_id,
+        received_at: webhook.received_at,
       },
       opts: {
         jobId: actionJobId(webhook.webhook_id, action),
-        // When the ingress took the webhook in: the worker orders the entity's events by it too.
-        timestamp: Date.parse(webhook.received_at),
         attempts: settings?.attempts ?? defaults.attempts,
         backoff: { type: BACKOFF_TYPE },
         // A job held through a long outage logs each probe it made: the last 50 are kept.

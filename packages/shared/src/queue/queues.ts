@@ -102,4 +102,6 @@ export interface ActionJobData {
   backoff: BackoffPolicy;
   /** The entity id (`quote_id`, ...), for out-of-order protection; absent on older jobs. */
   entity_id?: string;
+  /** When the ingress took the webhook in (ISO): with the event's time, it orders the entity's events. */
+  received_at?: string;
 }
