@@ -2,7 +2,7 @@ import express from 'express';
 import { z } from 'zod';
 import { INVALID_CURSOR, INVALID_TIME } from '@pw/records';
 import type { RecordStore } from '@pw/records';
-import { PwError } from '@pw/shared';
+import { identifier, PwError } from '@pw/shared';
 import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
 
 /** What the operator API reads from the record store (contract section 12). */
@@ -14,9 +14,10 @@ export const isoTime = z.iso
   .refine((value) => /^(?!0000)\d{4}-/.test(value), 'must be a year from 0001 on');
 
 export const searchSchema = z.strictObject({
-  q: z.string().trim().min(1).max(200).optional(),
-  entity_id: z.string().min(1).max(200).optional(),
-  customer_id: z.string().min(1).max(200).optional(),
+  // Each matches an identifier exactly: anything an event may carry as one can be searched for.
+  q: z.string().trim().pipe(identifier).optional(),
+  entity_id: identifier.optional(),
+  customer_id: identifier.optional(),
   event_type: z.string().min(1).max(100).optional(),
   state: z.enum(['queued', 'processing', 'completed', 'failed']).optional(),
   from: isoTime.optional(),
