@@ -14,7 +14,12 @@ import type {
 import { apiDocs } from './api-docs.js';
 import { basicAuth } from './basic-auth.js';
 import { consoleAssets } from './console-assets.js';
-import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
+import {
+  DASHBOARD_ERROR_CODES,
+  DashboardError,
+  sendDashboardError,
+  sendError,
+} from './error-response.js';
 import { noStore } from './no-store.js';
 import type { Operator } from './operator.js';
 import { sameOrigin } from './same-origin.js';
@@ -78,7 +83,13 @@ export function createDashboard(deps: DashboardDeps): express.Express {
   app.use('/api', operatorApi(deps));
   if (deps.consoleDir) app.use(consoleAssets(deps.consoleDir));
   app.use((_req, res) => sendError(res, 404, notFound, 'No such page'));
-  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    if (err instanceof DashboardError) {
+      if (err.code === DASHBOARD_ERROR_CODES.storeUnavailable) {
+        log.warn({ err: err.cause, path: req.path }, 'record store unavailable');
+      }
+      return sendDashboardError(res, err);
+    }
     const status = (err as { status?: number }).status;
     if (status && status < 500) {
       const code =

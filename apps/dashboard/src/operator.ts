@@ -1,7 +1,8 @@
 import type { Job, Queue } from 'bullmq';
 import { actionJobId, isActionName } from '@pw/shared';
-import type { RecordStore } from '@pw/records';
+import type { RecordStore, WebhookRecord } from '@pw/records';
 import type { ActionJobData, OutcomeStore } from '@pw/shared';
+import { fromRecordStore, recordStoreError, storeUnavailable } from './record-store-errors.js';
 
 export interface DeadLetter {
   webhook_id: string;
@@ -43,14 +44,15 @@ export class Operator {
       this.stored(webhookId),
     ]);
     if (!hot) {
-      if (stored === undefined) throw new Error('the record store did not answer');
-      return stored;
+      if ('failure' in stored) throw stored.failure;
+      return stored.record;
     }
-    const history = new Map(stored?.actions.map((action) => [action.name, action.history]));
+    const record = 'record' in stored ? stored.record : null;
+    const history = new Map(record?.actions.map((action) => [action.name, action.history]));
     return {
       // Known only to the store: null, not missing, until the recorder has written the webhook.
       trace_id: null,
-      ...stored,
+      ...record,
       ...hot,
       actions: hot.actions.map((action) => ({
         ...action,
@@ -59,15 +61,29 @@ export class Operator {
     };
   }
 
-  /** The store's record; null when it has none, undefined when it did not answer in 2 s. */
-  private async stored(webhookId: string) {
-    if (!this.records) return null;
+  /**
+   * The store's record (null when it has none or there is no store), or why it gave none: its
+   * failure as the operator API answers it, or 503 when it did not answer within 2 s.
+   */
+  private async stored(
+    webhookId: string,
+  ): Promise<{ record: WebhookRecord | null } | { failure: unknown }> {
+    if (!this.records) return { record: null };
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), 2000);
+    const late = new Promise<{ failure: unknown }>((resolve) => {
+      timer = setTimeout(
+        () => resolve({ failure: storeUnavailable(new Error('no answer within 2 s')) }),
+        2000,
+      );
     });
     try {
-      return await Promise.race([this.records.webhook(webhookId).catch(() => undefined), late]);
+      return await Promise.race([
+        this.records.webhook(webhookId).then(
+          (record) => ({ record }),
+          (error: unknown) => ({ failure: recordStoreError(error) }),
+        ),
+        late,
+      ]);
     } finally {
       clearTimeout(timer);
     }
@@ -135,8 +151,9 @@ export class Operator {
     const webhookId = job.data.webhook_id;
     // A dead letter can outlive its record in Redis (BullMQ removes old failed jobs only as
     // others fail): the record comes back from the store first, for the replay to change.
-    if (!(await this.outcomes.get(webhookId))) {
-      const stored = await this.records?.webhook(webhookId);
+    const records = this.records;
+    if (records && !(await this.outcomes.get(webhookId))) {
+      const stored = await fromRecordStore(() => records.webhook(webhookId));
       if (stored) await this.outcomes.restore(stored);
     }
     await this.outcomes.requeued(webhookId, job.data.action);
