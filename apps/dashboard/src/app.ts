@@ -14,6 +14,7 @@ import type {
 import { apiDocs } from './api-docs.js';
 import { basicAuth } from './basic-auth.js';
 import { consoleAssets } from './console-assets.js';
+import type { LoginLimit } from './login-limit.js';
 import {
   DASHBOARD_ERROR_CODES,
   DashboardError,
@@ -51,6 +52,14 @@ export interface DashboardDeps {
   consoleDir?: string;
   /** The dashboard's address as browsers see it, when a proxy stands in front (its origin counts). */
   publicUrl?: string;
+  /** Failed logins per client address (`login-limit.ts`). */
+  logins: LoginLimit;
+  /**
+   * Proxies in front whose `X-Forwarded-*` headers are believed (Express's `trust proxy` hop
+   * count): the client address the login limit counts is then the one they name. @defaultValue 0:
+   * the connection's address
+   */
+  trustProxyHops?: number;
 }
 
 const { notFound } = DASHBOARD_ERROR_CODES;
@@ -60,6 +69,7 @@ export function createDashboard(deps: DashboardDeps): express.Express {
   const { log } = deps;
   const app = express();
   app.disable('x-powered-by');
+  if (deps.trustProxyHops) app.set('trust proxy', deps.trustProxyHops);
   app.use(helmet());
   // First of all, before basic auth: a cross-site request is refused whatever its route and
   // credentials, and the 403 depends on nothing else, so it reveals nothing (not even whether the
@@ -75,7 +85,7 @@ export function createDashboard(deps: DashboardDeps): express.Express {
   });
 
   app.use(noStore());
-  app.use(basicAuth(deps.credentials.user, deps.credentials.password));
+  app.use(basicAuth(deps.credentials.user, deps.credentials.password, { limit: deps.logins, log }));
 
   app.use('/admin/queues', ...queueBoard(deps.queues, deps.log, deps.audit));
   app.use('/docs', apiDocs());

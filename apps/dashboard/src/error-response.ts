@@ -4,6 +4,7 @@ import { PwError } from '@pw/shared';
 /** The codes of the dashboard's error bodies; exported so that tests assert on them. */
 export const DASHBOARD_ERROR_CODES = {
   unauthorized: 'unauthorized',
+  tooManyLogins: 'too_many_logins',
   forbiddenOrigin: 'forbidden_origin',
   unsupportedMediaType: 'unsupported_media_type',
   notFound: 'not_found',

@@ -17,6 +17,8 @@ import type { ActionJobData, WebhookJobData } from '@pw/shared';
 import { deleteKeys, testRedisUrl, uniquePrefix } from '@pw/test-utils';
 import { createDashboard } from '../src/app.js';
 import type { RecordReader } from '../src/records-api.js';
+import { LoginLimit } from '../src/login-limit.js';
+import type { LoginLimitOptions } from '../src/login-limit.js';
 import { createDashboardMetrics } from '../src/metrics.js';
 import { Operator } from '../src/operator.js';
 import { readTrends } from '../src/trends.js';
@@ -48,9 +50,17 @@ const withOwnOrigin = (test: request.Test) => test.set('Host', HOST).set('Origin
 
 /** The real dashboard on a queue prefix of its own, backed by a real Redis. */
 export function startDashboard(
-  options: { publicUrl?: string; records?: RecordReader; consoleDir?: string } = {},
+  options: {
+    publicUrl?: string;
+    records?: RecordReader;
+    consoleDir?: string;
+    /** Another dashboard process's queue prefix, to share its Redis keys. */
+    prefix?: string;
+    loginLimit?: LoginLimitOptions;
+    trustProxyHops?: number;
+  } = {},
 ): DashboardHarness {
-  const prefix = uniquePrefix();
+  const prefix = options.prefix ?? uniquePrefix();
   const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
   const webhooks = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, { connection: redis, prefix });
   const actions = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection: redis, prefix });
@@ -83,6 +93,8 @@ export function startDashboard(
     log,
     audit: new AuditLog(redis, prefix, log),
     credentials: AUTH,
+    logins: new LoginLimit(redis, prefix, options.loginLimit),
+    ...(options.trustProxyHops === undefined ? {} : { trustProxyHops: options.trustProxyHops }),
     ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
     ...(options.consoleDir === undefined ? {} : { consoleDir: options.consoleDir }),
   });
