@@ -57,7 +57,7 @@ if (!records) log.warn('DATABASE_URL is unset: search, the audit log and the led
 
 const app = createDashboard({
   queues: [webhooks, actions],
-  operator: new Operator(actions, outcomes, records),
+  operator: new Operator({ actions, outcomes, redis, records }),
   records,
   audit: new AuditLog(redis, prefix, log),
   circuits,

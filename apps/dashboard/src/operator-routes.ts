@@ -9,11 +9,12 @@ import {
 } from '@pw/shared';
 import type { ActionsConfig, AuditLog, Logger, RoutingRule, RulesStore } from '@pw/shared';
 import { circuitApi } from './circuit-routes.js';
+import { deadLetterApi } from './dead-letter-routes.js';
 import type { CircuitApiDeps } from './circuit-routes.js';
 import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
 import { jsonBodiesOnly } from './json-bodies-only.js';
 import type { Operator } from './operator.js';
-import { isoTime, recordsApi, refuse } from './records-api.js';
+import { recordsApi } from './records-api.js';
 import type { RecordReader } from './records-api.js';
 import type { Trends } from './trends.js';
 import { webhookIdParam } from './webhook-id.js';
@@ -28,27 +29,6 @@ export interface OperatorApiDeps extends CircuitApiDeps {
   records?: RecordReader;
   audit: Pick<AuditLog, 'record'>;
   log: Logger;
-}
-
-const filterSchema = z.object({
-  action: z.string().optional(),
-  event_type: z.string().optional(),
-  from: isoTime.optional(),
-  to: isoTime.optional(),
-  dry_run: z.union([z.enum(['true', 'false']), z.boolean()]).optional(),
-});
-
-/** The dead-letter filter of a query (and, for the bulk replay, its body); throws a ZodError. */
-function deadLetterFilter(input: unknown) {
-  const { from, to, dry_run: dryRun, ...rest } = filterSchema.parse(input);
-  return {
-    filter: {
-      ...rest,
-      ...(from ? { from: new Date(from) } : {}),
-      ...(to ? { to: new Date(to) } : {}),
-    },
-    dryRun: dryRun === 'true' || dryRun === true,
-  };
 }
 
 const { notFound } = DASHBOARD_ERROR_CODES;
@@ -106,29 +86,7 @@ export function operatorApi(deps: OperatorApiDeps): express.Router {
     res.status(202).json({ webhook_id: req.params.webhookId, replayed });
   });
 
-  api.get('/dead-letters', async (req, res) => {
-    const parsed = filterSchema.safeParse(req.query);
-    if (!parsed.success) return refuse(res, parsed.error);
-    res.json({ dead_letters: await operator.deadLetters(deadLetterFilter(parsed.data).filter) });
-  });
-
-  api.post('/dead-letters/replay', async (req, res) => {
-    const parsed = filterSchema.safeParse({ ...req.query, ...(req.body as object | undefined) });
-    if (!parsed.success) return refuse(res, parsed.error);
-    const { filter, dryRun } = deadLetterFilter(parsed.data);
-    if (dryRun) return res.json(await operator.dryRun(filter));
-    const replayed = await operator.replayDeadLetters(filter);
-    await audit.record(
-      {
-        user: String(res.locals.user),
-        action: 'bulk_replay',
-        target: 'dead-letters',
-        details: { filter, replayed: replayed.length },
-      },
-      'bulk replay of dead letters',
-    );
-    res.status(202).json({ replayed });
-  });
+  api.use('/dead-letters', deadLetterApi(deps));
 
   api.get('/rules', async (_req, res) => {
     res.json(await deps.rules.read());

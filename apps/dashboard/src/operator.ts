@@ -1,36 +1,37 @@
 import type { Job, Queue } from 'bullmq';
 import { actionJobId, isActionName } from '@pw/shared';
 import type { RecordStore, WebhookRecord } from '@pw/records';
-import type { ActionJobData, OutcomeStore } from '@pw/shared';
+import type { ActionJobData, OutcomeStore, RedisClient } from '@pw/shared';
+import { DeadLetters } from './dead-letters.js';
+import type { DeadLetterFilter, DeadLetterPage } from './dead-letters.js';
+import type { FailedEntry } from './failed-set.js';
 import { fromRecordStore, recordStoreError, storeUnavailable } from './record-store-errors.js';
-
-export interface DeadLetter {
-  webhook_id: string;
-  action: string;
-  event_type: string;
-  failed_reason: string;
-  attempts: number;
-  failed_at: string | null;
-}
-
-export interface DeadLetterFilter {
-  action?: string;
-  event_type?: string;
-  /** On the failure time: from inclusive, to exclusive. */
-  from?: Date;
-  to?: Date;
-}
 
 /** What the operator reads of a webhook in the record store (its attempt history above all). */
 export type StoredOutcomes = Pick<RecordStore, 'webhook'>;
 
+export interface OperatorDeps {
+  actions: Queue<ActionJobData>;
+  outcomes: OutcomeStore;
+  /** The connection `actions` was made with: dead letters are read from its failed set. */
+  redis: RedisClient;
+  /** The record store, when there is one. */
+  records?: StoredOutcomes | undefined;
+}
+
 /** What operators do with deliveries: read outcomes, list dead letters, replay failed actions. */
 export class Operator {
-  constructor(
-    private readonly actions: Queue<ActionJobData>,
-    private readonly outcomes: OutcomeStore,
-    private readonly records?: StoredOutcomes,
-  ) {}
+  private readonly actions: Queue<ActionJobData>;
+  private readonly outcomes: OutcomeStore;
+  private readonly records: StoredOutcomes | undefined;
+  private readonly letters: DeadLetters;
+
+  constructor(deps: OperatorDeps) {
+    this.actions = deps.actions;
+    this.outcomes = deps.outcomes;
+    this.records = deps.records;
+    this.letters = new DeadLetters(deps.actions, deps.redis);
+  }
 
   /**
    * A webhook's outcome record: its state from Redis while it is there (in flight, or finished
@@ -103,46 +104,35 @@ export class Operator {
     return replayed;
   }
 
-  /** Actions that failed for good (attempts used up, or a permanent error), newest first. */
-  async deadLetters(filter: DeadLetterFilter = {}): Promise<DeadLetter[]> {
-    const jobs = await this.failedJobs(filter);
-    return jobs.map((job) => ({
-      webhook_id: job.data.webhook_id,
-      action: job.data.action,
-      event_type: job.data.event_type,
-      failed_reason: job.failedReason,
-      attempts: job.attemptsMade,
-      failed_at: job.finishedOn ? new Date(job.finishedOn).toISOString() : null,
-    }));
+  /**
+   * Actions that failed for good (attempts used up, or a permanent error), newest first, a page at
+   * a time (`dead-letters.ts`).
+   */
+  deadLetters(
+    filter: DeadLetterFilter,
+    page: { limit: number; cursor?: FailedEntry },
+  ): Promise<DeadLetterPage> {
+    return this.letters.page(filter, page);
   }
 
   /** How many dead letters a bulk replay of `filter` would replay, and the first 100. */
-  async dryRun(filter: DeadLetterFilter = {}) {
-    const found = await this.deadLetters(filter);
-    return { would_replay: found.length, dead_letters: found.slice(0, 100) };
+  dryRun(filter: DeadLetterFilter = {}) {
+    return this.letters.preview(filter, 100);
   }
 
-  /** Replays every dead letter matching `filter`. */
+  /** Replays every dead letter matching `filter`, newest first. */
   async replayDeadLetters(
     filter: DeadLetterFilter = {},
   ): Promise<{ webhook_id: string; action: string }[]> {
+    const matching: FailedEntry[] = [];
+    for await (const entry of this.letters.all(filter)) matching.push(entry);
     const replayed: { webhook_id: string; action: string }[] = [];
-    for (const job of await this.failedJobs(filter)) {
-      if (await this.replay(job))
+    for (const entry of matching) {
+      const [job] = await this.letters.load([entry]);
+      if (job && (await this.replay(job)))
         replayed.push({ webhook_id: job.data.webhook_id, action: job.data.action });
     }
     return replayed;
-  }
-
-  private async failedJobs(filter: DeadLetterFilter): Promise<Job<ActionJobData>[]> {
-    const jobs = await this.actions.getFailed(0, -1);
-    return jobs.filter(
-      (job) =>
-        (!filter.action || job.data.action === filter.action) &&
-        (!filter.event_type || job.data.event_type === filter.event_type) &&
-        (!filter.from || (job.finishedOn ?? 0) >= filter.from.getTime()) &&
-        (!filter.to || (job.finishedOn ?? 0) < filter.to.getTime()),
-    );
   }
 
   /** Back to waiting with its attempts renewed; the outcome record says `waiting` again. */

@@ -95,7 +95,7 @@ beforeAll(() => {
   );
   app = createDashboard({
     queues: [webhooks, actions],
-    operator: new Operator(actions, outcomes),
+    operator: new Operator({ actions, outcomes, redis }),
     circuits: new CircuitStore(redis, {
       queuePrefix: prefix,
       failureThreshold: 10,
