@@ -14,7 +14,13 @@ import type {
 import { apiDocs } from './api-docs.js';
 import { basicAuth } from './basic-auth.js';
 import { consoleAssets } from './console-assets.js';
-import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
+import type { LoginLimit } from './login-limit.js';
+import {
+  DASHBOARD_ERROR_CODES,
+  DashboardError,
+  sendDashboardError,
+  sendError,
+} from './error-response.js';
 import { noStore } from './no-store.js';
 import type { Operator } from './operator.js';
 import { sameOrigin } from './same-origin.js';
@@ -46,6 +52,14 @@ export interface DashboardDeps {
   consoleDir?: string;
   /** The dashboard's address as browsers see it, when a proxy stands in front (its origin counts). */
   publicUrl?: string;
+  /** Failed logins per client address (`login-limit.ts`). */
+  logins: LoginLimit;
+  /**
+   * Proxies in front whose `X-Forwarded-*` headers are believed (Express's `trust proxy` hop
+   * count): the client address the login limit counts is then the one they name. @defaultValue 0:
+   * the connection's address
+   */
+  trustProxyHops?: number;
 }
 
 const { notFound } = DASHBOARD_ERROR_CODES;
@@ -55,6 +69,7 @@ export function createDashboard(deps: DashboardDeps): express.Express {
   const { log } = deps;
   const app = express();
   app.disable('x-powered-by');
+  if (deps.trustProxyHops) app.set('trust proxy', deps.trustProxyHops);
   app.use(helmet());
   // First of all, before basic auth: a cross-site request is refused whatever its route and
   // credentials, and the 403 depends on nothing else, so it reveals nothing (not even whether the
@@ -70,7 +85,7 @@ export function createDashboard(deps: DashboardDeps): express.Express {
   });
 
   app.use(noStore());
-  app.use(basicAuth(deps.credentials.user, deps.credentials.password));
+  app.use(basicAuth(deps.credentials.user, deps.credentials.password, { limit: deps.logins, log }));
 
   app.use('/admin/queues', ...queueBoard(deps.queues, deps.log, deps.audit));
   app.use('/docs', apiDocs());
@@ -78,7 +93,13 @@ export function createDashboard(deps: DashboardDeps): express.Express {
   app.use('/api', operatorApi(deps));
   if (deps.consoleDir) app.use(consoleAssets(deps.consoleDir));
   app.use((_req, res) => sendError(res, 404, notFound, 'No such page'));
-  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    if (err instanceof DashboardError) {
+      if (err.code === DASHBOARD_ERROR_CODES.storeUnavailable) {
+        log.warn({ err: err.cause, path: req.path }, 'record store unavailable');
+      }
+      return sendDashboardError(res, err);
+    }
     const status = (err as { status?: number }).status;
     if (status && status < 500) {
       const code =

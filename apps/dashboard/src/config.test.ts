@@ -15,4 +15,15 @@ describe('dashboard configuration', () => {
       );
     }
   });
+
+  it('DASHBOARD_TRUST_PROXY is a hop count from 0 (the default: the connection’s address) to 10', () => {
+    expect(loadDashboardConfig({}).DASHBOARD_TRUST_PROXY).toBe(0);
+    expect(loadDashboardConfig({ DASHBOARD_TRUST_PROXY: '' }).DASHBOARD_TRUST_PROXY).toBe(0);
+    expect(loadDashboardConfig({ DASHBOARD_TRUST_PROXY: '2' }).DASHBOARD_TRUST_PROXY).toBe(2);
+    for (const value of ['-1', '11', 'true', '1.5']) {
+      expect(() => loadDashboardConfig({ DASHBOARD_TRUST_PROXY: value }), value).toThrow(
+        /DASHBOARD_TRUST_PROXY/,
+      );
+    }
+  });
 });

@@ -4,6 +4,7 @@ import {
   actionsConfigEnv,
   commonEnv,
   databaseUrlEnv,
+  envInt,
   envOptionalString,
   envPort,
   isProduction,
@@ -47,6 +48,10 @@ export const dashboardVariables = (production: boolean) => ({
   DASHBOARD_PUBLIC_URL: envOptionalHttpUrl().meta({
     description:
       "the dashboard's address in browsers when it is behind a proxy: its origin is then the only one whose requests may change anything",
+  }),
+  DASHBOARD_TRUST_PROXY: envInt(0, { min: 0, max: 10 }).meta({
+    description:
+      "reverse proxies in front of the dashboard whose `X-Forwarded-For` it believes (Express's `trust proxy` hop count): the failed-login limit then counts the client address they name. 0: the connection's address, that of the nearest proxy if there is one",
   }),
 });
 

@@ -1,8 +1,10 @@
 import type { Response } from 'express';
+import { PwError } from '@pw/shared';
 
 /** The codes of the dashboard's error bodies; exported so that tests assert on them. */
 export const DASHBOARD_ERROR_CODES = {
   unauthorized: 'unauthorized',
+  tooManyLogins: 'too_many_logins',
   forbiddenOrigin: 'forbidden_origin',
   unsupportedMediaType: 'unsupported_media_type',
   notFound: 'not_found',
@@ -26,4 +28,40 @@ export function sendError(
   details: unknown[] = [],
 ): void {
   res.status(status).json({ error: { code, message, details } });
+}
+
+/** A field at fault, as error bodies list them. */
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+/**
+ * A refusal or a failure with the answer it gets, thrown by what a route calls and answered by the
+ * app's one error handler; `retryAfterSeconds` becomes `Retry-After`.
+ */
+export class DashboardError extends PwError {
+  override name = 'DashboardError';
+  declare readonly code: DashboardErrorCode;
+  readonly details: readonly ErrorDetail[];
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(
+    readonly status: number,
+    code: DashboardErrorCode,
+    message: string,
+    options: { cause?: unknown; details?: readonly ErrorDetail[]; retryAfterSeconds?: number } = {},
+  ) {
+    super(code, message, { cause: options.cause });
+    this.details = options.details ?? [];
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+}
+
+/** Answers a `DashboardError`. */
+export function sendDashboardError(res: Response, error: DashboardError): void {
+  if (error.retryAfterSeconds !== undefined) {
+    res.setHeader('Retry-After', String(error.retryAfterSeconds));
+  }
+  sendError(res, error.status, error.code, error.message, [...error.details]);
 }

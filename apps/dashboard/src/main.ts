@@ -19,6 +19,7 @@ import {
 import type { ActionJobData, WebhookJobData } from '@pw/shared';
 import { createDashboard } from './app.js';
 import { loadDashboardConfig } from './config.js';
+import { LoginLimit } from './login-limit.js';
 import { createDashboardMetrics } from './metrics.js';
 import { Operator } from './operator.js';
 import { readTrends } from './trends.js';
@@ -56,7 +57,7 @@ if (!records) log.warn('DATABASE_URL is unset: search, the audit log and the led
 
 const app = createDashboard({
   queues: [webhooks, actions],
-  operator: new Operator(actions, outcomes, records),
+  operator: new Operator({ actions, outcomes, redis, records }),
   records,
   audit: new AuditLog(redis, prefix, log),
   circuits,
@@ -71,6 +72,8 @@ const app = createDashboard({
   log,
   credentials: { user: config.user, password: config.password },
   publicUrl: config.DASHBOARD_PUBLIC_URL,
+  logins: new LoginLimit(redis, prefix),
+  trustProxyHops: config.DASHBOARD_TRUST_PROXY,
   consoleDir: consoleDirectory(),
 });
 

@@ -1,35 +1,37 @@
 import type { Job, Queue } from 'bullmq';
 import { actionJobId, isActionName } from '@pw/shared';
-import type { RecordStore } from '@pw/records';
-import type { ActionJobData, OutcomeStore } from '@pw/shared';
-
-export interface DeadLetter {
-  webhook_id: string;
-  action: string;
-  event_type: string;
-  failed_reason: string;
-  attempts: number;
-  failed_at: string | null;
-}
-
-export interface DeadLetterFilter {
-  action?: string;
-  event_type?: string;
-  /** On the failure time: from inclusive, to exclusive. */
-  from?: Date;
-  to?: Date;
-}
+import type { RecordStore, WebhookRecord } from '@pw/records';
+import type { ActionJobData, OutcomeStore, RedisClient } from '@pw/shared';
+import { DeadLetters } from './dead-letters.js';
+import type { DeadLetterFilter, DeadLetterPage } from './dead-letters.js';
+import type { FailedEntry } from './failed-set.js';
+import { fromRecordStore, recordStoreError, storeUnavailable } from './record-store-errors.js';
 
 /** What the operator reads of a webhook in the record store (its attempt history above all). */
 export type StoredOutcomes = Pick<RecordStore, 'webhook'>;
 
+export interface OperatorDeps {
+  actions: Queue<ActionJobData>;
+  outcomes: OutcomeStore;
+  /** The connection `actions` was made with: dead letters are read from its failed set. */
+  redis: RedisClient;
+  /** The record store, when there is one. */
+  records?: StoredOutcomes | undefined;
+}
+
 /** What operators do with deliveries: read outcomes, list dead letters, replay failed actions. */
 export class Operator {
-  constructor(
-    private readonly actions: Queue<ActionJobData>,
-    private readonly outcomes: OutcomeStore,
-    private readonly records?: StoredOutcomes,
-  ) {}
+  private readonly actions: Queue<ActionJobData>;
+  private readonly outcomes: OutcomeStore;
+  private readonly records: StoredOutcomes | undefined;
+  private readonly letters: DeadLetters;
+
+  constructor(deps: OperatorDeps) {
+    this.actions = deps.actions;
+    this.outcomes = deps.outcomes;
+    this.records = deps.records;
+    this.letters = new DeadLetters(deps.actions, deps.redis);
+  }
 
   /**
    * A webhook's outcome record: its state from Redis while it is there (in flight, or finished
@@ -43,14 +45,15 @@ export class Operator {
       this.stored(webhookId),
     ]);
     if (!hot) {
-      if (stored === undefined) throw new Error('the record store did not answer');
-      return stored;
+      if ('failure' in stored) throw stored.failure;
+      return stored.record;
     }
-    const history = new Map(stored?.actions.map((action) => [action.name, action.history]));
+    const record = 'record' in stored ? stored.record : null;
+    const history = new Map(record?.actions.map((action) => [action.name, action.history]));
     return {
       // Known only to the store: null, not missing, until the recorder has written the webhook.
       trace_id: null,
-      ...stored,
+      ...record,
       ...hot,
       actions: hot.actions.map((action) => ({
         ...action,
@@ -59,15 +62,29 @@ export class Operator {
     };
   }
 
-  /** The store's record; null when it has none, undefined when it did not answer in 2 s. */
-  private async stored(webhookId: string) {
-    if (!this.records) return null;
+  /**
+   * The store's record (null when it has none or there is no store), or why it gave none: its
+   * failure as the operator API answers it, or 503 when it did not answer within 2 s.
+   */
+  private async stored(
+    webhookId: string,
+  ): Promise<{ record: WebhookRecord | null } | { failure: unknown }> {
+    if (!this.records) return { record: null };
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), 2000);
+    const late = new Promise<{ failure: unknown }>((resolve) => {
+      timer = setTimeout(
+        () => resolve({ failure: storeUnavailable(new Error('no answer within 2 s')) }),
+        2000,
+      );
     });
     try {
-      return await Promise.race([this.records.webhook(webhookId).catch(() => undefined), late]);
+      return await Promise.race([
+        this.records.webhook(webhookId).then(
+          (record) => ({ record }),
+          (error: unknown) => ({ failure: recordStoreError(error) }),
+        ),
+        late,
+      ]);
     } finally {
       clearTimeout(timer);
     }
@@ -87,46 +104,35 @@ export class Operator {
     return replayed;
   }
 
-  /** Actions that failed for good (attempts used up, or a permanent error), newest first. */
-  async deadLetters(filter: DeadLetterFilter = {}): Promise<DeadLetter[]> {
-    const jobs = await this.failedJobs(filter);
-    return jobs.map((job) => ({
-      webhook_id: job.data.webhook_id,
-      action: job.data.action,
-      event_type: job.data.event_type,
-      failed_reason: job.failedReason,
-      attempts: job.attemptsMade,
-      failed_at: job.finishedOn ? new Date(job.finishedOn).toISOString() : null,
-    }));
+  /**
+   * Actions that failed for good (attempts used up, or a permanent error), newest first, a page at
+   * a time (`dead-letters.ts`).
+   */
+  deadLetters(
+    filter: DeadLetterFilter,
+    page: { limit: number; cursor?: FailedEntry },
+  ): Promise<DeadLetterPage> {
+    return this.letters.page(filter, page);
   }
 
   /** How many dead letters a bulk replay of `filter` would replay, and the first 100. */
-  async dryRun(filter: DeadLetterFilter = {}) {
-    const found = await this.deadLetters(filter);
-    return { would_replay: found.length, dead_letters: found.slice(0, 100) };
+  dryRun(filter: DeadLetterFilter = {}) {
+    return this.letters.preview(filter, 100);
   }
 
-  /** Replays every dead letter matching `filter`. */
+  /** Replays every dead letter matching `filter`, newest first. */
   async replayDeadLetters(
     filter: DeadLetterFilter = {},
   ): Promise<{ webhook_id: string; action: string }[]> {
+    const matching: FailedEntry[] = [];
+    for await (const entry of this.letters.all(filter)) matching.push(entry);
     const replayed: { webhook_id: string; action: string }[] = [];
-    for (const job of await this.failedJobs(filter)) {
-      if (await this.replay(job))
+    for (const entry of matching) {
+      const [job] = await this.letters.load([entry]);
+      if (job && (await this.replay(job)))
         replayed.push({ webhook_id: job.data.webhook_id, action: job.data.action });
     }
     return replayed;
-  }
-
-  private async failedJobs(filter: DeadLetterFilter): Promise<Job<ActionJobData>[]> {
-    const jobs = await this.actions.getFailed(0, -1);
-    return jobs.filter(
-      (job) =>
-        (!filter.action || job.data.action === filter.action) &&
-        (!filter.event_type || job.data.event_type === filter.event_type) &&
-        (!filter.from || (job.finishedOn ?? 0) >= filter.from.getTime()) &&
-        (!filter.to || (job.finishedOn ?? 0) < filter.to.getTime()),
-    );
   }
 
   /** Back to waiting with its attempts renewed; the outcome record says `waiting` again. */
@@ -135,8 +141,9 @@ export class Operator {
     const webhookId = job.data.webhook_id;
     // A dead letter can outlive its record in Redis (BullMQ removes old failed jobs only as
     // others fail): the record comes back from the store first, for the replay to change.
-    if (!(await this.outcomes.get(webhookId))) {
-      const stored = await this.records?.webhook(webhookId);
+    const records = this.records;
+    if (records && !(await this.outcomes.get(webhookId))) {
+      const stored = await fromRecordStore(() => records.webhook(webhookId));
       if (stored) await this.outcomes.restore(stored);
     }
     await this.outcomes.requeued(webhookId, job.data.action);

@@ -1,24 +1,45 @@
 import express from 'express';
 import { z } from 'zod';
-import { INVALID_CURSOR, INVALID_TIME } from '@pw/records';
 import type { RecordStore } from '@pw/records';
-import { identifier, PwError } from '@pw/shared';
+import { identifier } from '@pw/shared';
 import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
+import { fromRecordStore } from './record-store-errors.js';
 
-/** What the operator API reads from the record store (contract section 12). */
+/** What the operator API reads from the record store (see docs/records.md). */
 export type RecordReader = Pick<RecordStore, 'search' | 'audit' | 'ledger' | 'webhook'>;
 
-/** An ISO 8601 time with its offset, in the years PostgreSQL and JavaScript both hold. */
+/** The first and the last instant PostgreSQL's `timestamptz` and an ISO 8601 year both hold. */
+const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00Z');
+const END_INSTANT = Date.UTC(10_000, 0, 1);
+
+/**
+ * An ISO 8601 time with its offset (zod checks that its date exists), whose instant, its offset
+ * applied, falls in the years 0001 to 9999: PostgreSQL refuses year 0, and `Date.toISOString()`
+ * writes a later year as `+010000-…`, which PostgreSQL does not read.
+ */
 export const isoTime = z.iso
   .datetime({ offset: true, error: 'must be an ISO 8601 time' })
-  .refine((value) => /^(?!0000)\d{4}-/.test(value), 'must be a year from 0001 on');
+  .refine((value) => /^(?!0000)\d{4}-/.test(value), 'must be a year from 0001 on')
+  .refine((value) => {
+    const instant = Date.parse(value);
+    return instant >= FIRST_INSTANT && instant < END_INSTANT;
+  }, 'must fall in the years 0001 to 9999 (UTC)');
+
+/** A string PostgreSQL can hold in `text`: anything but NUL. */
+const text = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .refine((value) => !value.includes('\u0000'), 'must not contain NUL');
 
 export const searchSchema = z.strictObject({
-  // Each matches an identifier exactly: anything an event may carry as one can be searched for.
+  // Each matches an identifier exactly: anything an event may carry as one can be searched for
+  // (1-256 characters, no control characters, so no NUL either).
   q: z.string().trim().pipe(identifier).optional(),
   entity_id: identifier.optional(),
   customer_id: identifier.optional(),
-  event_type: z.string().min(1).max(100).optional(),
+  event_type: text(100).optional(),
   state: z.enum(['queued', 'processing', 'completed', 'failed']).optional(),
   from: isoTime.optional(),
   to: isoTime.optional(),
@@ -31,7 +52,16 @@ const auditSchema = z.strictObject({
   cursor: z.string().max(500).optional(),
 });
 
-const ledgerSchema = z.strictObject({ from: isoTime, to: isoTime });
+/** The last `to` whose widening to a whole minute stays in year 9999. */
+const LAST_LEDGER_TO = Date.parse('9999-12-31T23:59:00Z');
+
+const ledgerSchema = z.strictObject({
+  from: isoTime,
+  to: isoTime.refine(
+    (value) => Date.parse(value) <= LAST_LEDGER_TO,
+    'must be 9999-12-31T23:59:00Z or earlier: the ledger widens it to a whole minute',
+  ),
+});
 
 /** A query's problems, at their paths, as a 400 `invalid_query`. */
 export function refuse(res: express.Response, error: z.ZodError) {
@@ -42,23 +72,6 @@ export function refuse(res: express.Response, error: z.ZodError) {
     'The query was refused',
     error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message })),
   );
-}
-
-/** The record store's refusal of a cursor it did not give. */
-const isCursorError = (error: unknown) =>
-  error instanceof PwError && (error.code === INVALID_CURSOR || error.code === INVALID_TIME);
-
-/** An answer read from the store; a cursor (or time) it refuses is the query's fault: 400. */
-async function answerPage(res: express.Response, read: () => Promise<unknown>): Promise<void> {
-  try {
-    res.json(await read());
-  } catch (error) {
-    if (!isCursorError(error)) throw error;
-    const field = (error as PwError).code === INVALID_TIME ? 'to' : 'cursor';
-    sendError(res, 400, DASHBOARD_ERROR_CODES.invalidQuery, (error as PwError).message, [
-      { path: field, message: (error as PwError).message },
-    ]);
-  }
 }
 
 /**
@@ -82,19 +95,19 @@ export function recordsApi(records: RecordReader | undefined): express.Router {
   api.get('/webhooks', async (req, res) => {
     const parsed = searchSchema.safeParse(req.query);
     if (!parsed.success) return refuse(res, parsed.error);
-    await answerPage(res, () => store.search(parsed.data));
+    res.json(await fromRecordStore(() => store.search(parsed.data)));
   });
 
   api.get('/audit', async (req, res) => {
     const parsed = auditSchema.safeParse(req.query);
     if (!parsed.success) return refuse(res, parsed.error);
-    await answerPage(res, () => store.audit(parsed.data));
+    res.json(await fromRecordStore(() => store.audit(parsed.data)));
   });
 
   api.get('/ledger', async (req, res) => {
     const parsed = ledgerSchema.safeParse(req.query);
     if (!parsed.success) return refuse(res, parsed.error);
-    await answerPage(res, () => store.ledger(parsed.data));
+    res.json(await fromRecordStore(() => store.ledger(parsed.data)));
   });
   return api;
 }

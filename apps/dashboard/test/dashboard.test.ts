@@ -16,6 +16,7 @@ import {
 import type { ActionJobData, WebhookJobData } from '@pw/shared';
 import { deleteKeys, testRedisUrl, uniquePrefix } from '@pw/test-utils';
 import { createDashboard } from '../src/app.js';
+import { LoginLimit } from '../src/login-limit.js';
 import { createDashboardMetrics } from '../src/metrics.js';
 import { Operator } from '../src/operator.js';
 import { readTrends } from '../src/trends.js';
@@ -94,7 +95,7 @@ beforeAll(() => {
   );
   app = createDashboard({
     queues: [webhooks, actions],
-    operator: new Operator(actions, outcomes),
+    operator: new Operator({ actions, outcomes, redis }),
     circuits: new CircuitStore(redis, {
       queuePrefix: prefix,
       failureThreshold: 10,
@@ -108,6 +109,7 @@ beforeAll(() => {
     log: createLogger({ name: 'dashboard-test', level: 'silent' }),
     audit: new AuditLog(redis, prefix, createLogger({ name: 'dashboard-test', level: 'silent' })),
     credentials: auth,
+    logins: new LoginLimit(redis, prefix),
   });
 });
 afterAll(async () => {

@@ -13,10 +13,12 @@ import {
   QUEUE_NAMES,
   RulesStore,
 } from '@pw/shared';
-import type { ActionJobData, WebhookJobData } from '@pw/shared';
+import type { ActionJobData, ActionName, EventType, WebhookJobData } from '@pw/shared';
 import { deleteKeys, testRedisUrl, uniquePrefix } from '@pw/test-utils';
 import { createDashboard } from '../src/app.js';
 import type { RecordReader } from '../src/records-api.js';
+import { LoginLimit } from '../src/login-limit.js';
+import type { LoginLimitOptions } from '../src/login-limit.js';
 import { createDashboardMetrics } from '../src/metrics.js';
 import { Operator } from '../src/operator.js';
 import { readTrends } from '../src/trends.js';
@@ -48,9 +50,17 @@ const withOwnOrigin = (test: request.Test) => test.set('Host', HOST).set('Origin
 
 /** The real dashboard on a queue prefix of its own, backed by a real Redis. */
 export function startDashboard(
-  options: { publicUrl?: string; records?: RecordReader; consoleDir?: string } = {},
+  options: {
+    publicUrl?: string;
+    records?: RecordReader;
+    consoleDir?: string;
+    /** Another dashboard process's queue prefix, to share its Redis keys. */
+    prefix?: string;
+    loginLimit?: LoginLimitOptions;
+    trustProxyHops?: number;
+  } = {},
 ): DashboardHarness {
-  const prefix = uniquePrefix();
+  const prefix = options.prefix ?? uniquePrefix();
   const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
   const webhooks = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, { connection: redis, prefix });
   const actions = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection: redis, prefix });
@@ -73,7 +83,7 @@ export function startDashboard(
   const log = createLogger({ name: 'dashboard-test', level: 'info', destination });
   const app = createDashboard({
     queues: [webhooks, actions],
-    operator: new Operator(actions, outcomes, options.records),
+    operator: new Operator({ actions, outcomes, redis, records: options.records }),
     ...(options.records ? { records: options.records } : {}),
     circuits,
     actions,
@@ -83,6 +93,8 @@ export function startDashboard(
     log,
     audit: new AuditLog(redis, prefix, log),
     credentials: AUTH,
+    logins: new LoginLimit(redis, prefix, options.loginLimit),
+    ...(options.trustProxyHops === undefined ? {} : { trustProxyHops: options.trustProxyHops }),
     ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
     ...(options.consoleDir === undefined ? {} : { consoleDir: options.consoleDir }),
   });
@@ -108,14 +120,14 @@ export function startDashboard(
  * A stand-in worker on the harness's `actions` queue: it completes the jobs whose ids are in
  * `passing` and fails every other one for good.
  */
-export function standInWorker(h: DashboardHarness, passing: ReadonlySet<string>) {
+export function standInWorker(h: DashboardHarness, passing: ReadonlySet<string>, concurrency = 1) {
   return new Worker<ActionJobData>(
     QUEUE_NAMES.actions,
     (job) => {
       if (!passing.has(job.id ?? '')) throw new UnrecoverableError('POST /x answered 400');
       return Promise.resolve();
     },
-    { connection: h.redis, prefix: h.prefix },
+    { connection: h.redis, prefix: h.prefix, concurrency },
   );
 }
 
@@ -136,4 +148,30 @@ export async function failedAction(h: DashboardHarness, webhookId: string): Prom
     timeout: 5000,
   });
   return id;
+}
+
+/** One action of one webhook, to be failed for good (`failedActions`). */
+export interface DeadLetterSpec {
+  webhook_id: string;
+  action: ActionName;
+  event_type: EventType;
+}
+
+/** Adds a job for each of `letters` and waits until a stand-in worker failed them all. */
+export async function failedActions(
+  h: DashboardHarness,
+  letters: readonly DeadLetterSpec[],
+): Promise<void> {
+  const before = await h.actions.getFailedCount();
+  await h.actions.addBulk(
+    letters.map((letter) => ({
+      name: letter.action,
+      data: { ...letter, event: {}, backoff: { type: 'fixed' as const, delay_ms: 1 } },
+      opts: { jobId: actionJobId(letter.webhook_id, letter.action), attempts: 1 },
+    })),
+  );
+  await vi.waitFor(
+    async () => expect(await h.actions.getFailedCount()).toBe(before + letters.length),
+    { timeout: 20_000, interval: 50 },
+  );
 }

@@ -71,6 +71,34 @@ describe('search, audit log and ledger', () => {
     }
   });
 
+  it('refuse a value PostgreSQL cannot use with 400 invalid_query at its field, never 500', async () => {
+    for (const [path, field] of [
+      // Widened to whole minutes, this `to` would be in year 10000.
+      ['/api/ledger?from=2026-11-23T10:00:00Z&to=9999-12-31T23:59:30Z', 'to'],
+      ['/api/webhooks?to=9999-12-31T23:59:59-05:00', 'to'],
+      ['/api/webhooks?from=0001-01-01T00:00:00%2B01:00', 'from'],
+      ['/api/webhooks?q=Q%00', 'q'],
+      ['/api/webhooks?customer_id=C%00', 'customer_id'],
+    ] as const) {
+      const response = await h.as('get', path);
+      expect(response.status, path).toBe(400);
+      expect(response.body, path).toMatchObject({
+        error: { code: 'invalid_query', details: [{ path: field }] },
+      });
+    }
+    // The store's own refusal of a value that passed the checks (a NUL inside a cursor).
+    const cursor = Buffer.from(JSON.stringify(['2026-11-23T10:00:00.000Z', 'wh_\u0000'])).toString(
+      'base64url',
+    );
+    const refused = await h.as('get', `/api/webhooks?cursor=${cursor}`);
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ error: { code: 'invalid_query' } });
+    // The last whole minute PostgreSQL holds.
+    const last = await h.as('get', '/api/ledger?from=9999-12-31T23:00:00Z&to=9999-12-31T23:59:00Z');
+    expect(last.status).toBe(200);
+    expect(last.body).toMatchObject({ to: '9999-12-31T23:59:00.000Z', balanced: true });
+  });
+
   it('a bulk replay with a filter it cannot read is refused, nothing replayed; a dry run in a JSON body works', async () => {
     const bad = await h.as('post', '/api/dead-letters/replay').send({ from: 'yesterday' });
     expect(bad.status).toBe(400);

@@ -6,3 +6,4 @@ export * from './child-process.js';
 export * from './chromium.js';
 export * from './ensure-chromium.js';
 export * from './test-postgres.js';
+export * from './tcp-proxy.js';

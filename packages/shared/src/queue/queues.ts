@@ -1,3 +1,4 @@
+import { isActionName } from '../actions/action-table.js';
 import type { ActionName } from '../actions/action-table.js';
 import type { EventType } from '../events/registry.js';
 
@@ -87,6 +88,13 @@ export const deadLetterSeconds = (recordTtlSeconds: number): number =>
 
 /** `<webhook_id>.<action>`: the id of an action's job, so adding it twice adds it once. */
 export const actionJobId = (webhookId: string, action: string): string => `${webhookId}.${action}`;
+
+/** The action an action job's id names (`actionJobId` read back); undefined for any other id. */
+export function actionOfJobId(jobId: string): ActionName | undefined {
+  const dot = jobId.lastIndexOf('.');
+  const name = jobId.slice(dot + 1);
+  return dot > 0 && isActionName(name) ? name : undefined;
+}
 
 export interface BackoffPolicy {
   type: 'fixed' | 'exponential';

@@ -1,10 +1,11 @@
-// Dead letters: actions that used up their attempts or failed for good. A bulk replay is counted
-// first (a dry run), then confirmed.
+// Dead letters: actions that used up their attempts or failed for good, a page at a time (the
+// cursor lives in the URL, as a search's does). A bulk replay, of every page, is counted first (a
+// dry run), then confirmed.
 import { useState } from 'preact/hooks';
 import { api, query } from '../api.js';
 import { Choice, TimeRange, useFields } from '../fields.js';
 import type { DeadLetter } from '../api.js';
-import { navigate } from '../router.js';
+import { href, navigate } from '../router.js';
 import { Columns, ConfirmButton, ErrorBox, Show, Time, useLoad, WebhookLink } from '../ui.js';
 import { EVENT_TYPES, toIso } from './search.js';
 
@@ -18,8 +19,9 @@ export function DeadLettersPage({ params }: { params: URLSearchParams }) {
     from: toIso(params.get('from') || undefined),
     to: toIso(params.get('to') || undefined),
   };
+  const cursor = params.get('cursor') || undefined;
   const [loaded, reload] = useLoad(
-    () => api<{ dead_letters: DeadLetter[] }>(`/dead-letters${query(filter)}`),
+    () => api<Page>(`/dead-letters${query({ ...filter, cursor })}`),
     params.toString(),
   );
 
@@ -54,35 +56,62 @@ export function DeadLettersPage({ params }: { params: URLSearchParams }) {
       </form>
       <BulkReplay filter={filter} key={params.toString()} done={reload} />
       <Show loaded={loaded}>
-        {({ dead_letters: letters }) =>
-          letters.length === 0 ? (
-            <p class="muted">No dead letter matches.</p>
-          ) : (
-            <div class="scroll">
-              <table>
-                <Columns names={['Webhook', 'Action', 'Event', 'Calls', 'Failed', 'Reason']} />
-                <tbody>
-                  {letters.map((letter) => (
-                    <tr key={`${letter.webhook_id}.${letter.action}`}>
-                      <td>
-                        <WebhookLink id={letter.webhook_id} />
-                      </td>
-                      <td>{letter.action}</td>
-                      <td>{letter.event_type}</td>
-                      <td>{letter.attempts}</td>
-                      <td>
-                        <Time at={letter.failed_at} />
-                      </td>
-                      <td class="error-text">{letter.failed_reason}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )
-        }
+        {({ dead_letters: letters, next_cursor: next }) => (
+          <>
+            <p class="muted" aria-live="polite">
+              {letters.length === 0
+                ? next
+                  ? 'None in this stretch of dead letters; older ones may match.'
+                  : 'No dead letter matches.'
+                : `${letters.length} dead letter${letters.length === 1 ? '' : 's'}, newest first${
+                    cursor ? ' (a later page)' : ''
+                  }.`}
+            </p>
+            {letters.length > 0 && <LetterTable letters={letters} />}
+            {next && (
+              <a
+                class="button"
+                href={href('/dead-letters', { ...Object.fromEntries(params), cursor: next })}
+                rel="next"
+              >
+                Older dead letters
+              </a>
+            )}
+          </>
+        )}
       </Show>
     </section>
+  );
+}
+
+interface Page {
+  dead_letters: DeadLetter[];
+  next_cursor: string | null;
+}
+
+function LetterTable({ letters }: { letters: DeadLetter[] }) {
+  return (
+    <div class="scroll">
+      <table>
+        <Columns names={['Webhook', 'Action', 'Event', 'Calls', 'Failed', 'Reason']} />
+        <tbody>
+          {letters.map((letter) => (
+            <tr key={`${letter.webhook_id}.${letter.action}`}>
+              <td>
+                <WebhookLink id={letter.webhook_id} />
+              </td>
+              <td>{letter.action}</td>
+              <td>{letter.event_type}</td>
+              <td>{letter.attempts}</td>
+              <td>
+                <Time at={letter.failed_at} />
+              </td>
+              <td class="error-text">{letter.failed_reason}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 
