@@ -4,12 +4,16 @@ import { withCommand } from '../redis.js';
 import type { RedisClient } from '../redis.js';
 import { ENTER, LEAVE, OVERRIDE } from './circuit-scripts.js';
 
-// The circuit breaker of contract section 11, kept in Redis so every worker process shares it.
-// One hash per partner target (`{prefix}:circuit:{target}`): `state` (closed, open), `failures`
-// (consecutive retryable failures), `since`, `next_probe_at`, `probe_job` and `probe_until` (the
-// probe in flight), `manual` (opened by an operator), `warm` (the target answered since its last
-// failure); a sorted set of the jobs it holds, in their order; a sorted set of the calls in
-// flight while the target is suspect; and one set naming every target. Times are Redis's clock.
+// The circuit breaker (docs/reliability-and-security.md, "Outages: the circuit breaker"), kept in
+// Redis so every worker process shares it. One hash per partner target
+// (`{prefix}:circuit:{target}`): `state` (closed, open), `failures` (consecutive retryable
+// failures), `since`, `next_probe_at`, `probe_job` and `probe_until` (the probe in flight),
+// `manual` (opened by an operator), `warm` (the target answered since its last failure),
+// `answered_at` (its last answer reported); a sorted set of the jobs it holds, in their order (a
+// job whose call or probe failed goes to the back); a sorted set of the calls in flight while the
+// target is suspect; a hash per job that failed (`first_failure_at`, `failed_probes`: those
+// counted towards its release), kept a day after its last failure; and one set naming every
+// target. Times are Redis's clock.
 
 export type CircuitState = 'closed' | 'open';
 
@@ -19,6 +23,13 @@ export type Admission =
   | { kind: 'call'; tracked: boolean }
   /** Call: this is the one probe of the interval. */
   | { kind: 'probe' }
+  /**
+   * Call, though the circuit is open: the job's probe failed `RELEASED_AFTER_FAILED_PROBES` times
+   * while the target answered others (a poison input), so it is no longer held and spends its
+   * attempts (`leave` must follow: an answer closes the circuit; a failure leaves the probes
+   * alone).
+   */
+  | { kind: 'released' }
   /** The target is suspect and enough calls are in flight: try again in a moment (not held). */
   | { kind: 'wait' }
   /**
@@ -43,6 +54,11 @@ export interface Departure {
   /** Set when this call moved the circuit. */
   transition: 'opened' | 'closed' | null;
   failures: number;
+  /**
+   * After a failed probe: the job now first in line, asleep for a long hold, to be woken for the
+   * next probe `inMs` from now.
+   */
+  wake: { jobId: string; inMs: number } | null;
 }
 
 /** One circuit, as the operator API shows it. */
@@ -77,6 +93,13 @@ export interface CircuitSettings {
    * @defaultValue 10 probe intervals, at least a minute
    */
   maxHoldMs?: number;
+  /**
+   * How long a job's failures (its first, its failed probes) are kept after its last; an answer
+   * to it, its skip or its failing for good forgets them at once. Forgotten early, a poison input
+   * is only held a little longer.
+   * @defaultValue one day
+   */
+  jobFailuresKeptMs?: number;
 }
 
 /** The reply of `circuitEnter`: {kind, n, newly}. */
@@ -85,15 +108,20 @@ export type EnterReply = [string, number, number?];
 /** What `circuitEnter`'s reply means. */
 export function admissionOf([kind, n, newly]: EnterReply): Admission {
   if (kind === 'call') return { kind, tracked: n === 1 };
-  if (kind === 'probe' || kind === 'wait') return { kind };
+  if (kind === 'probe' || kind === 'wait' || kind === 'released') return { kind };
   return { kind: 'hold', delayMs: n, newly: newly === 1 };
 }
 
 interface CircuitCommands {
   pwCircuitEnter(...args: (string | number)[]): Promise<EnterReply>;
-  pwCircuitLeave(...args: (string | number)[]): Promise<[CircuitState, string, number]>;
+  pwCircuitLeave(
+    ...args: (string | number)[]
+  ): Promise<[CircuitState, string, number, string?, number?]>;
   pwCircuitOverride(...args: string[]): Promise<string>;
 }
+
+/** How long a job's failures are kept by default (`jobFailuresKeptMs`). */
+const DAY_MS = 86_400_000;
 
 /**
  * A jittered probe interval, so workers do not probe in step: up to 40% longer, never shorter (at
@@ -141,7 +169,7 @@ export class CircuitStore {
     return admissionOf(await this.redis.pwCircuitEnter(...keys, ...args));
   }
 
-  /** The 4 keys and 9 arguments of `circuitEnter` for `enter`'s arguments. */
+  /** The keys and arguments of `circuitEnter` (`CIRCUIT_ENTER_KEYS`, `CIRCUIT_ENTER_ARGS`). */
   enterCommand(target: string, jobId: string, order: number, holdOnly = false) {
     const { failureThreshold, probeIntervalMs, leaseMs } = this.settings;
     return {
@@ -150,6 +178,7 @@ export class CircuitStore {
         this.key(target, ':held'),
         this.key(target, ':in-flight'),
         this.targetsKey,
+        this.failingKey(target, jobId),
       ],
       args: [
         jobId,
@@ -170,28 +199,47 @@ export class CircuitStore {
     return (await this.redis.hget(this.key(target), 'state')) === 'open' ? 'open' : 'closed';
   }
 
-  /** The job no longer waits for the circuit (it finished without a call). */
+  /** The job no longer waits for the circuit (it finished without a call, or failed for good). */
   async forget(target: string, jobId: string): Promise<void> {
-    await this.redis.zrem(this.key(target, ':held'), jobId);
+    await this.redis
+      .multi()
+      .zrem(this.key(target, ':held'), jobId)
+      .del(this.failingKey(target, jobId))
+      .exec();
   }
 
   /** After the call of job `jobId` (or instead of it, `neutral`). */
   async leave(target: string, jobId: string, result: CallResult): Promise<Departure> {
-    const [state, transition, failures] = await this.redis.pwCircuitLeave(
+    const [state, transition, failures, next, inMs] = await this.redis.pwCircuitLeave(
       this.key(target),
       this.key(target, ':in-flight'),
       this.targetsKey,
+      this.key(target, ':held'),
+      this.failingKey(target, jobId),
       jobId,
       result,
       this.settings.failureThreshold,
       jittered(this.settings.probeIntervalMs, this.random),
       target,
+      this.settings.jobKeyPrefix ?? '',
+      this.settings.jobFailuresKeptMs ?? DAY_MS,
     );
     return {
       state,
       transition: transition === 'opened' || transition === 'closed' ? transition : null,
       failures,
+      wake: next ? { jobId: next, inMs: inMs ?? 0 } : null,
     };
+  }
+
+  /** The job's failed probes counted towards its release (`RELEASED_AFTER_FAILED_PROBES`). */
+  async failedProbes(target: string, jobId: string): Promise<number> {
+    return Number((await this.redis.hget(this.failingKey(target, jobId), 'failed_probes')) ?? 0);
+  }
+
+  /** The job's failures against this target, kept while they may tell a poison input. */
+  private failingKey(target: string, jobId: string): string {
+    return this.key(target, `:failing:${jobId}`);
   }
 
   /** An operator opens or closes a circuit by hand; the transition, or null if none. */
@@ -205,13 +253,13 @@ export class CircuitStore {
     return transition === 'opened' || transition === 'closed' ? transition : null;
   }
 
-  /** The ids of the jobs a circuit holds, oldest first. */
+  /** The ids of the jobs a circuit holds, in their order in the line. */
   held(target: string): Promise<string[]> {
     return this.redis.zrange(this.key(target, ':held'), '0', '-1');
   }
 
   /**
-   * Moves the jobs the circuit held back to waiting, oldest first (each goes to the end of the
+   * Moves the jobs the circuit held back to waiting, in their order (each goes to the end of the
    * line, so they are taken in this order), and returns how many. A job no longer delayed (taken
    * already, removed) is passed over. Should this process die half-way, the others come back on
    * their own after their hold.
