@@ -95,8 +95,9 @@ export interface CircuitSettings {
   maxHoldMs?: number;
   /**
    * How long a job's failures (its first, its failed probes) are kept after its last; an answer
-   * to it, its skip or its failing for good forgets them at once. Forgotten early, a poison input
-   * is only held a little longer.
+   * to it reported to the circuit, its skip or its failing for good forgets them at once (an
+   * answer on a healthy target is not reported). Forgotten early, a poison input is only held a
+   * little longer.
    * @defaultValue one day
    */
   jobFailuresKeptMs?: number;
