@@ -7,6 +7,7 @@ import {
   isoNow,
   PermanentError,
   PwError,
+  RELEASED_AFTER_FAILED_PROBES,
   RetryableError,
 } from '@pw/shared';
 import type {
@@ -295,16 +296,41 @@ async function callAction(
   } catch (error) {
     stop();
     const result = circuitResult(error);
+    const failed = { error, timing: timing(httpStatus(error)) };
     if (result !== 'answered' || reportAnswers) {
       const after = await deps.circuits.leave(run.circuit, job, result);
-      if (result === 'unavailable' && after.state === 'open') {
-        const again = await deps.circuits.enter(run.circuit, job, true);
-        const admission = again.kind === 'hold' ? again : { delayMs: 1, newly: false };
-        await hold(job, run, deps, admission, token, { error, timing: timing(httpStatus(error)) });
+      // A released job spends its attempts: its failure is retried with its backoff, not held.
+      if (result === 'unavailable' && after.state === 'open' && admission.kind !== 'released') {
+        await holdAfterFailure(job, run, deps, failed, token);
       }
     }
-    throw await recordFailure(job, error, run, deps, timing(httpStatus(error)));
+    throw await recordFailure(job, error, run, deps, failed.timing);
   }
+}
+
+const RELEASED_MESSAGE = `released: its probe failed ${RELEASED_AFTER_FAILED_PROBES} times while the target answered others; no longer held, it spends its attempts`;
+
+/**
+ * A retryable failure of a target whose circuit is open (this failure may have opened it): the
+ * job is held again without spending the attempt, unless this was its last failed probe before
+ * its release (then it returns, and the failure is recorded and retried as usual).
+ */
+async function holdAfterFailure(
+  job: Job<ActionJobData>,
+  run: Try,
+  deps: ActionProcessorDeps,
+  failed: { error: unknown; timing: AttemptTiming },
+  token: string | undefined,
+): Promise<void> {
+  const again = await deps.circuits.enter(run.circuit, job, true);
+  if (again.kind === 'released') {
+    deps.metrics.actionsReleased.inc({ action: job.data.action });
+    run.log.warn({ target: run.circuit }, RELEASED_MESSAGE);
+    await job.log(RELEASED_MESSAGE).catch(() => undefined);
+    return;
+  }
+  const admission = again.kind === 'hold' ? again : { delayMs: 1, newly: false };
+  await hold(job, run, deps, admission, token, failed);
 }
 
 /** The partner's HTTP status a failure carries in its code (`http_503`), else null. */
@@ -332,6 +358,8 @@ async function recordFailure(
   const { webhook_id: webhookId, action } = job.data;
   const final = error instanceof PermanentError || run.attempt >= (job.opts.attempts ?? 1);
   const state = final ? 'failed' : 'retrying';
+  // Failed for good, it waits for the circuit no more: its failures there are forgotten.
+  if (final) await deps.circuits.forget(run.circuit, job).catch(() => undefined);
   await deps.outcomes.settled(webhookId, action, state, describe(error), timing);
   deps.metrics.actions.inc({ action, outcome: state });
   run.log.warn({ err: error, final }, final ? 'action failed' : 'action will be retried');

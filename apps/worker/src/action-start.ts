@@ -1,6 +1,8 @@
 import {
   admissionOf,
+  CIRCUIT_ENTER_ARGS,
   CIRCUIT_ENTER_FUNCTION,
+  CIRCUIT_ENTER_KEYS,
   keys,
   OUTCOME_CHANGE_FUNCTION,
   withCommand,
@@ -14,32 +16,39 @@ import type {
   RedisClient,
 } from '@pw/shared';
 
+/** Where `circuitEnter`'s keys and arguments end: they follow the entity's key and ARGV[1..2]. */
+const ENTER_KEYS_END = 1 + CIRCUIT_ENTER_KEYS;
+const ENTER_ARGS_END = 2 + CIRCUIT_ENTER_ARGS;
+/** The record's keys (`outcomeChange` takes 3). */
+const OUTCOME_KEYS = 3;
+
 /**
  * The start of an action's try, in one command instead of three round trips: the out-of-order
  * check, the circuit's admission, and (when asked, and the circuit lets the call through) the
  * call's start in the outcome record, so that a call is counted before it is made, as
  * `OutcomeStore.started` does.
  *
- * KEYS[1] the entity's newest event time, KEYS[2..5] the circuit's keys (`circuitEnter`),
- * KEYS[6..8] the record's keys (`outcomeChange`). ARGV[1] the event's time in ms ('': not
- * checked), ARGV[2] '1' to start the call, ARGV[3..11] `circuitEnter`'s arguments, ARGV[12...]
- * `outcomeChange`'s. Returns {'stale'} when a newer event for the entity came first (nothing else
- * done), else `circuitEnter`'s reply {kind, n, newly} and 1 when the call was started.
+ * KEYS[1] the entity's newest event time, then the circuit's keys (`circuitEnter`), then the
+ * record's keys (`outcomeChange`). ARGV[1] the event's time in ms ('': not checked), ARGV[2] '1'
+ * to start the call, then `circuitEnter`'s arguments, then `outcomeChange`'s. Returns {'stale'}
+ * when a newer event for the entity came first (nothing else done), else `circuitEnter`'s reply
+ * {kind, n, newly} and 1 when the call was started.
  */
 const ACTION_START: LuaCommand = {
   name: 'pwActionStart',
-  numberOfKeys: 8,
+  numberOfKeys: ENTER_KEYS_END + OUTCOME_KEYS,
   lua: `${CIRCUIT_ENTER_FUNCTION}${OUTCOME_CHANGE_FUNCTION}
 if ARGV[1] ~= '' and tonumber(redis.call('GET', KEYS[1]) or '-1') > tonumber(ARGV[1]) then
   return {'stale'}
 end
-local admission = circuitEnter({KEYS[2], KEYS[3], KEYS[4], KEYS[5]}, {unpack(ARGV, 3, 11)})
+local admission = circuitEnter({unpack(KEYS, 2, ${ENTER_KEYS_END})}, {unpack(ARGV, 3, ${ENTER_ARGS_END})})
 local started = 0
-if ARGV[2] == '1' and (admission[1] == 'call' or admission[1] == 'probe') then
-  outcomeChange({KEYS[6], KEYS[7], KEYS[8]}, {unpack(ARGV, 12)})
+local kind = admission[1]
+if ARGV[2] == '1' and (kind == 'call' or kind == 'probe' or kind == 'released') then
+  outcomeChange({unpack(KEYS, ${ENTER_KEYS_END + 1})}, {unpack(ARGV, ${ENTER_ARGS_END + 1})})
   started = 1
 end
-return {admission[1], admission[2], admission[3] or 0, started}
+return {kind, admission[2], admission[3] or 0, started}
 `,
 };
 

@@ -41,7 +41,8 @@ export interface CircuitGateDeps {
 
 /**
  * The worker's side of the circuits: asks before a call, reports after it, logs and counts each
- * transition, and wakes the held jobs, oldest first, when a circuit closes.
+ * transition, wakes the held jobs, in their order, when a circuit closes, and the next in line
+ * for the probe when one fails.
  */
 export class CircuitGate {
   constructor(private readonly deps: CircuitGateDeps) {}
@@ -64,7 +65,22 @@ export class CircuitGate {
   async leave(target: string, job: Job<ActionJobData>, result: CallResult): Promise<Departure> {
     const departure = await this.deps.circuits.leave(target, job.id ?? job.data.webhook_id, result);
     if (departure.transition) this.changed(target, departure.transition, departure.failures);
+    if (departure.wake) void this.wakeForProbe(target, departure.wake);
     return departure;
+  }
+
+  /**
+   * A probe failed and its job went to the back of the line: the job now first in line, asleep
+   * for a long hold, is woken for the next probe. Not found or not delayed (taken meanwhile), it
+   * needs no waking; should this fail, the next probe waits for a job to look again on its own.
+   */
+  private async wakeForProbe(target: string, { jobId, inMs }: { jobId: string; inMs: number }) {
+    try {
+      const job = await this.deps.actionsQueue.getJob(jobId);
+      if (job && (await job.isDelayed())) await job.changeDelay(inMs);
+    } catch (error) {
+      this.deps.log.debug({ err: error, target, job_id: jobId }, 'next in line not woken');
+    }
   }
 
   /** A transition this process made: counted, logged, and on closing the held jobs woken. */

@@ -12,6 +12,7 @@ export class WorkerMetrics {
   readonly circuitOpen: Gauge<'target'>;
   readonly circuitTransitions: Counter<'target' | 'to'>;
   readonly actionsHeld: Counter<'action'>;
+  readonly actionsReleased: Counter<'action'>;
   /** Reads the circuits of this worker's targets at each scrape (shared state, in Redis). */
   private circuits: (() => Promise<CircuitView[]>) | undefined;
 
@@ -71,6 +72,12 @@ export class WorkerMetrics {
     this.actionsHeld = new Counter({
       name: 'actions_held_total',
       help: "Times an action was held, without spending an attempt, because its target's circuit was open",
+      labelNames: ['action'],
+      registers,
+    });
+    this.actionsReleased = new Counter({
+      name: 'actions_released_total',
+      help: "Actions no longer held by their target's open circuit because their probe failed 3 times while the target answered others (a poison input); they spend their attempts",
       labelNames: ['action'],
       registers,
     });

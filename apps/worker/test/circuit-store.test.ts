@@ -56,6 +56,7 @@ describe('circuit state shared through Redis', () => {
       state: 'open',
       transition: 'opened',
       failures: 3,
+      wake: null,
     });
     const hold = await circuits.enter(TARGET, 'g', 10);
     expect(hold.kind).toBe('hold');
@@ -116,6 +117,7 @@ describe('circuit state shared through Redis', () => {
       state: 'closed',
       transition: 'closed',
       failures: 0,
+      wake: null,
     });
     expect(await circuits.enter(TARGET, 'job-2', 2)).toEqual({ kind: 'call', tracked: false });
   });
@@ -206,5 +208,125 @@ describe('circuit state shared through Redis', () => {
     expect(await circuits.override(TARGET, 'closed')).toBe('closed');
     // Closed by hand, the target is suspect until it answers again.
     expect(await circuits.enter(TARGET, 'job', 1)).toEqual({ kind: 'call', tracked: true });
+  });
+});
+
+/** Redis's clock in ms. */
+async function redisMs() {
+  const [seconds, micros] = await redis.time();
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}
+
+/** Returns once Redis's clock is a millisecond on: what happens next happens later. */
+async function nextMillisecond() {
+  const start = await redisMs();
+  while ((await redisMs()) === start);
+}
+
+/** Opens the circuit with `threshold` failures of calls no job waits for. */
+async function open(circuits: CircuitStore, threshold = 3) {
+  for (let i = 0; i < threshold; i++) await circuits.leave(TARGET, `opener-${i}`, 'unavailable');
+  expect((await circuits.view(TARGET)).state).toBe('open');
+}
+
+/** The job's probe, once due; it fails. */
+async function failedProbe(circuits: CircuitStore, jobId: string, order: number) {
+  await probeDue(circuits);
+  expect(await circuits.enter(TARGET, jobId, order)).toEqual({ kind: 'probe' });
+  return circuits.leave(TARGET, jobId, 'unavailable');
+}
+
+describe('a poison input cannot hold a circuit open', () => {
+  it('probes go round the held jobs: one whose probe failed goes to the back, and the one now first is named to be woken for the next probe', async () => {
+    const circuits = store({ probeIntervalMs: 100, maxHoldMs: 90_000 });
+    await warm(circuits);
+    await open(circuits);
+    const t = Date.now();
+    for (const [i, id] of ['first', 'second', 'third'].entries()) {
+      expect((await circuits.enter(TARGET, id, t + i)).kind).toBe('hold');
+    }
+    const departure = await failedProbe(circuits, 'first', t);
+    // Held again (its call just failed): at the back, so it sleeps the long hold.
+    expect(await circuits.enter(TARGET, 'first', t, true)).toMatchObject({
+      kind: 'hold',
+      delayMs: 90_000,
+    });
+    expect(await circuits.held(TARGET)).toEqual(['second', 'third', 'first']);
+    expect(departure).toMatchObject({ state: 'open', wake: { jobId: 'second' } });
+    expect(departure.wake?.inMs).toBeGreaterThanOrEqual(100);
+    expect((await failedProbe(circuits, 'second', t + 1)).wake?.jobId).toBe('third');
+    expect(await circuits.held(TARGET)).toEqual(['third', 'first', 'second']);
+    // A job that failed lately joins at the back, even behind a job created after it.
+    await circuits.leave(TARGET, 'retried', 'unavailable');
+    expect((await circuits.enter(TARGET, 'new', Date.now())).kind).toBe('hold');
+    expect((await circuits.enter(TARGET, 'retried', t - 1)).kind).toBe('hold');
+    expect(await circuits.held(TARGET)).toEqual(['third', 'first', 'second', 'new', 'retried']);
+  });
+
+  it('a job whose probe failed 3 times while the target answered others is released: it calls, its failures leave the probes alone, its answer closes the circuit', async () => {
+    const circuits = store({ probeIntervalMs: 100 });
+    await warm(circuits);
+    // The poison fails, then the target answers another job: the failure is the poison's own.
+    await circuits.leave(TARGET, 'poison', 'unavailable');
+    await nextMillisecond();
+    await circuits.leave(TARGET, 'other', 'answered');
+    await open(circuits);
+    expect((await circuits.enter(TARGET, 'healthy', 9)).kind).toBe('hold');
+    for (const counted of [1, 2]) {
+      await failedProbe(circuits, 'poison', 1);
+      expect(await circuits.failedProbes(TARGET, 'poison')).toBe(counted);
+      expect((await circuits.enter(TARGET, 'poison', 1, true)).kind).toBe('hold');
+    }
+    expect((await failedProbe(circuits, 'poison', 1)).wake?.jobId).toBe('healthy');
+    expect(await circuits.enter(TARGET, 'poison', 1, true)).toEqual({ kind: 'released' });
+    expect(await circuits.held(TARGET)).toEqual(['healthy']);
+
+    // Released, it calls whenever it runs, never as the probe: the probe is still the others'.
+    await probeDue(circuits);
+    expect(await circuits.enter(TARGET, 'poison', 1)).toEqual({ kind: 'released' });
+    const due = (await circuits.view(TARGET)).next_probe_at;
+    expect(await circuits.leave(TARGET, 'poison', 'unavailable')).toMatchObject({ state: 'open' });
+    expect((await circuits.view(TARGET)).next_probe_at).toBe(due);
+    expect(await circuits.enter(TARGET, 'healthy', 9)).toEqual({ kind: 'probe' });
+    await circuits.leave(TARGET, 'healthy', 'neutral');
+
+    // An operator's open holds it like any other job.
+    await circuits.override(TARGET, 'open');
+    expect((await circuits.enter(TARGET, 'poison', 1)).kind).toBe('hold');
+    await circuits.override(TARGET, 'closed');
+    await open(circuits);
+    // Its answer is the target's: the circuit closes, and its failures are forgotten.
+    expect(await circuits.enter(TARGET, 'poison', 1)).toEqual({ kind: 'released' });
+    expect(await circuits.leave(TARGET, 'poison', 'answered')).toMatchObject({
+      transition: 'closed',
+    });
+    expect(await circuits.failedProbes(TARGET, 'poison')).toBe(0);
+  });
+
+  it('in an outage (nothing answered since its first failure) a held job is never released, however many of its probes fail', async () => {
+    const circuits = store({ probeIntervalMs: 50 });
+    await warm(circuits);
+    await open(circuits);
+    for (let i = 0; i < 5; i++) {
+      // Alone in the line: nobody else to wake, it comes back for the next probe itself.
+      expect((await failedProbe(circuits, 'only', 1)).wake).toBeNull();
+      const again = await circuits.enter(TARGET, 'only', 1, true);
+      expect(again.kind === 'hold' && again.delayMs).toBeLessThanOrEqual(70);
+    }
+    expect(await circuits.failedProbes(TARGET, 'only')).toBe(0);
+  });
+
+  it("a job's failures are kept a day after its last, and forgotten once it is answered or forgotten", async () => {
+    const circuits = store();
+    const failing = (job: string) => `${prefix}:circuit:${TARGET}:failing:${job}`;
+    for (const job of ['answered', 'skipped']) {
+      await circuits.leave(TARGET, job, 'unavailable');
+      const ttl = await redis.pttl(failing(job));
+      expect(ttl).toBeGreaterThan(86_000_000);
+      expect(ttl).toBeLessThanOrEqual(86_400_000);
+    }
+    await circuits.leave(TARGET, 'answered', 'answered');
+    await circuits.forget(TARGET, 'skipped');
+    expect(await redis.exists(failing('answered'), failing('skipped'))).toBe(0);
   });
 });

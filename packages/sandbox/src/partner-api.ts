@@ -21,8 +21,13 @@ export interface Failure {
   method?: string;
   /** Exact path, or a pattern. */
   path: string | RegExp;
+  /**
+   * Only calls whose path or JSON body contains this text (one customer's id: a poison input the
+   * partner fails every time while it serves the rest).
+   */
+  carrying?: string;
   status: number;
-  /** @defaultValue 1 (unlimited with `forMs`) */
+  /** `Infinity`: every matching call, for good. @defaultValue 1 (unlimited with `forMs`) */
   times?: number;
   /** Answer every matching call this way for this long (ms from now), as in an outage. */
   forMs?: number;
@@ -229,7 +234,7 @@ export class PartnerApiStandIn {
       this.events.emit('held');
       return;
     }
-    const failure = this.failureFor(req.method, path);
+    const failure = this.failureFor(req.method, path, body);
     if (failure) {
       failure.left--;
       const headers: Record<string, string> =
@@ -245,13 +250,17 @@ export class PartnerApiStandIn {
   }
 
   /** The first failure set up for this call that has answers left. */
-  private failureFor(method: string | undefined, path: string) {
+  private failureFor(method: string | undefined, path: string, body: unknown) {
+    let text: string | undefined;
+    const carries = (needle: string) =>
+      path.includes(needle) || (text ??= JSON.stringify(body) ?? '').includes(needle);
     return this.failures.find(
       (f) =>
         f.left > 0 &&
         Date.now() < f.until &&
         (!f.method || f.method === method) &&
-        (typeof f.path === 'string' ? f.path === path : f.path.test(path)),
+        (typeof f.path === 'string' ? f.path === path : f.path.test(path)) &&
+        (f.carrying === undefined || carries(f.carrying)),
     );
   }
 
@@ -274,6 +283,7 @@ export class PartnerApiStandIn {
         method?: string;
         path?: string;
         pathPattern?: string;
+        carrying?: string;
         status?: number;
         times?: number;
         forSeconds?: number;
@@ -287,6 +297,7 @@ export class PartnerApiStandIn {
       this.failNext({
         method: spec.method,
         path: spec.pathPattern ? new RegExp(spec.pathPattern) : (spec.path ?? ''),
+        carrying: typeof spec.carrying === 'string' ? spec.carrying : undefined,
         status: spec.status,
         times: spec.times,
         forMs: spec.forSeconds === undefined ? undefined : spec.forSeconds * 1000,

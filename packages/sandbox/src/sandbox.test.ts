@@ -118,6 +118,39 @@ describe('partner API stand-in', () => {
     expect((await post('/quotes/Q-1/price-lock', accessToken)).status).toBe(200);
   });
 
+  it('fails for good every call whose path or body carries one input, and serves the rest', async () => {
+    const accessToken = await token();
+    sandbox.api.failNext({ path: /.*/, carrying: 'C-poison', status: 500, times: Infinity });
+    try {
+      for (let i = 0; i < 3; i++) {
+        expect((await post('/customers/C-poison/notifications', accessToken)).status).toBe(500);
+        const body = { event: { customer_id: 'C-poison' } };
+        expect((await post('/contracts/K-1/documents', accessToken, body)).status).toBe(500);
+      }
+      expect((await post('/customers/C-healthy/notifications', accessToken)).status).toBe(200);
+      const other = { event: { customer_id: 'C-healthy' } };
+      expect((await post('/contracts/K-2/documents', accessToken, other)).status).toBe(200);
+    } finally {
+      sandbox.api.reset();
+    }
+  });
+
+  it('takes a failure for one input through the control surface', async () => {
+    const accessToken = await token();
+    const added = await fetch(`${sandbox.env.API_BASE_URL}/__sandbox/failures`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ pathPattern: '.*', carrying: 'C-7', status: 503, forSeconds: 60 }),
+    });
+    expect(added.status).toBe(201);
+    try {
+      expect((await post('/commissions', accessToken, { customer_id: 'C-7' })).status).toBe(503);
+      expect((await post('/commissions', accessToken, { customer_id: 'C-8' })).status).toBe(200);
+    } finally {
+      sandbox.api.reset();
+    }
+  });
+
   it('waitForCalls resolves on the call that completes the count', async () => {
     const accessToken = await token();
     const waiting = sandbox.api.waitForCalls((call) => call.path === '/commissions', 2);

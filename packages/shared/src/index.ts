@@ -19,6 +19,12 @@ export * from './rules/routing-rules.js';
 export * from './auth/token-manager.js';
 export * from './outcomes/outcome-store.js';
 export * from './circuits/circuit-store.js';
+export {
+  CIRCUIT_ENTER_ARGS,
+  CIRCUIT_ENTER_FUNCTION,
+  CIRCUIT_ENTER_KEYS,
+  RELEASED_AFTER_FAILED_PROBES,
+} from './circuits/circuit-scripts.js';
 export * from './actions/actions-config.js';
 export * from './rules/rules-store.js';
 export * from './lifecycle.js';

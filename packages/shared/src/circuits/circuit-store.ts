@@ -1,14 +1,19 @@
 import type { Queue } from 'bullmq';
 import { invalidArgument } from '../errors.js';
 import { withCommand } from '../redis.js';
-import type { LuaCommand, RedisClient } from '../redis.js';
+import type { RedisClient } from '../redis.js';
+import { ENTER, LEAVE, OVERRIDE } from './circuit-scripts.js';
 
-// The circuit breaker of contract section 11, kept in Redis so every worker process shares it.
-// One hash per partner target (`{prefix}:circuit:{target}`): `state` (closed, open), `failures`
-// (consecutive retryable failures), `since`, `next_probe_at`, `probe_job` and `probe_until` (the
-// probe in flight), `manual` (opened by an operator), `warm` (the target answered since its last
-// failure); a sorted set of the jobs it holds, in their order; a sorted set of the calls in
-// flight while the target is suspect; and one set naming every target. Times are Redis's clock.
+// The circuit breaker (docs/reliability-and-security.md, "Outages: the circuit breaker"), kept in
+// Redis so every worker process shares it. One hash per partner target
+// (`{prefix}:circuit:{target}`): `state` (closed, open), `failures` (consecutive retryable
+// failures), `since`, `next_probe_at`, `probe_job` and `probe_until` (the probe in flight),
+// `manual` (opened by an operator), `warm` (the target answered since its last failure),
+// `answered_at` (its last answer reported); a sorted set of the jobs it holds, in their order (a
+// job whose call or probe failed goes to the back); a sorted set of the calls in flight while the
+// target is suspect; a hash per job that failed (`first_failure_at`, `failed_probes`: those
+// counted towards its release), kept a day after its last failure; and one set naming every
+// target. Times are Redis's clock.
 
 export type CircuitState = 'closed' | 'open';
 
@@ -18,6 +23,13 @@ export type Admission =
   | { kind: 'call'; tracked: boolean }
   /** Call: this is the one probe of the interval. */
   | { kind: 'probe' }
+  /**
+   * Call, though the circuit is open: the job's probe failed `RELEASED_AFTER_FAILED_PROBES` times
+   * while the target answered others (a poison input), so it is no longer held and spends its
+   * attempts (`leave` must follow: an answer closes the circuit; a failure leaves the probes
+   * alone).
+   */
+  | { kind: 'released' }
   /** The target is suspect and enough calls are in flight: try again in a moment (not held). */
   | { kind: 'wait' }
   /**
@@ -42,6 +54,11 @@ export interface Departure {
   /** Set when this call moved the circuit. */
   transition: 'opened' | 'closed' | null;
   failures: number;
+  /**
+   * After a failed probe: the job now first in line, asleep for a long hold, to be woken for the
+   * next probe `inMs` from now.
+   */
+  wake: { jobId: string; inMs: number } | null;
 }
 
 /** One circuit, as the operator API shows it. */
@@ -76,72 +93,15 @@ export interface CircuitSettings {
    * @defaultValue 10 probe intervals, at least a minute
    */
   maxHoldMs?: number;
+  /**
+   * How long a job's failures (its first, its failed probes) are kept after its last; an answer
+   * to it reported to the circuit, its skip or its failing for good forgets them at once (an
+   * answer on a healthy target is not reported). Forgotten early, a poison input is only held a
+   * little longer.
+   * @defaultValue one day
+   */
+  jobFailuresKeptMs?: number;
 }
-
-const NOW = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-`;
-
-/**
- * The admission of a job before its call, as a Lua function `circuitEnter(KEYS, ARGV)` that other
- * scripts call with their own slices (the worker's start of an action, `pwActionStart`).
- * KEYS: circuit, held, in-flight, the set of targets. ARGV: job id, its order (creation time),
- * threshold, probe interval (jittered), lease, longest hold, target, '1' to hold only (a job
- * whose call just failed on an open circuit: never the probe at once; 1 ms if it closed since),
- * the held jobs' key prefix ('' for none).
- * Returns {kind, n, newly}: call (n = 1 when tracked), probe, wait, hold (n = ms; newly = 1 when
- * the job was not held already).
- */
-export const CIRCUIT_ENTER_FUNCTION = `
-local function circuitEnter(KEYS, ARGV)
-${NOW}
-local job, order, threshold = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local interval, lease, maxHold = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local c = redis.call('HMGET', KEYS[1], 'state', 'failures', 'next_probe_at', 'probe_until', 'manual', 'warm')
-local failures = tonumber(c[2] or '0')
-local holdOnly = ARGV[8] == '1'
-if holdOnly and c[1] ~= 'open' then return {'hold', 1, 0} end
-if c[1] ~= 'open' then
-  redis.call('ZREM', KEYS[2], job)
-  if failures == 0 and c[6] == '1' then return {'call', 0} end
-  -- Suspect (it failed lately, or has not answered yet): no more calls in flight than failures
-  -- can still happen before the circuit opens.
-  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-  if redis.call('ZSCORE', KEYS[3], job) or redis.call('ZCARD', KEYS[3]) + failures < threshold then
-    redis.call('ZADD', KEYS[3], now + lease, job)
-    redis.call('PEXPIRE', KEYS[3], lease)
-    return {'call', 1}
-  end
-  return {'wait', 0}
-end
-if not holdOnly and c[5] ~= '1' and now >= tonumber(c[3] or '0') and now >= tonumber(c[4] or '0') then
-  redis.call('HSET', KEYS[1], 'probe_job', job, 'probe_until', now + lease, 'next_probe_at', now + interval)
-  redis.call('ZREM', KEYS[2], job)
-  return {'probe', 0}
-end
-local newly = redis.call('ZADD', KEYS[2], 'NX', order, job)
-redis.call('SADD', KEYS[4], ARGV[7])
-local first = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
--- A job removed by hand while first in line would never come back for the probe: pass it over.
-while ARGV[9] ~= '' and first and first ~= job and redis.call('EXISTS', ARGV[9] .. first) == 0 do
-  redis.call('ZREM', KEYS[2], first)
-  first = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
-end
--- The first in line comes back for the next probe (a probe still in flight: a little later).
-if first == job and c[5] ~= '1' then
-  return {'hold', math.max(tonumber(c[3] or '0') - now, math.floor(interval / 10), 50), newly}
-end
-return {'hold', maxHold, newly}
-end
-`;
-
-const ENTER: LuaCommand = {
-  name: 'pwCircuitEnter',
-  numberOfKeys: 4,
-  lua: `${CIRCUIT_ENTER_FUNCTION}
-return circuitEnter(KEYS, ARGV)`,
-};
 
 /** The reply of `circuitEnter`: {kind, n, newly}. */
 export type EnterReply = [string, number, number?];
@@ -149,87 +109,20 @@ export type EnterReply = [string, number, number?];
 /** What `circuitEnter`'s reply means. */
 export function admissionOf([kind, n, newly]: EnterReply): Admission {
   if (kind === 'call') return { kind, tracked: n === 1 };
-  if (kind === 'probe' || kind === 'wait') return { kind };
+  if (kind === 'probe' || kind === 'wait' || kind === 'released') return { kind };
   return { kind: 'hold', delayMs: n, newly: newly === 1 };
 }
 
-/**
- * KEYS: circuit, in-flight, the set of targets. ARGV: job id, result, threshold, probe interval
- * (jittered), target. Returns {state, transition ('' for none), failures}.
- */
-const LEAVE: LuaCommand = {
-  name: 'pwCircuitLeave',
-  numberOfKeys: 3,
-  lua: `${NOW}
-local job, result, threshold, interval = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
-redis.call('ZREM', KEYS[2], job)
-local c = redis.call('HMGET', KEYS[1], 'state', 'failures', 'manual', 'probe_job', 'warm')
-local state = c[1] or 'closed'
-local failures = tonumber(c[2] or '0')
-local wasProbe = c[4] == job
-if result == 'neutral' then
-  if wasProbe then redis.call('HDEL', KEYS[1], 'probe_job', 'probe_until') end
-  return {state, '', failures}
-end
-if result == 'answered' then
-  if state == 'open' then
-    if c[3] == '1' then return {'open', '', failures} end
-    redis.call('HSET', KEYS[1], 'state', 'closed', 'failures', 0, 'warm', 1, 'since', now)
-    redis.call('HDEL', KEYS[1], 'probe_job', 'probe_until', 'next_probe_at')
-    return {'closed', 'closed', 0}
-  end
-  if failures ~= 0 or c[5] ~= '1' then redis.call('HSET', KEYS[1], 'failures', 0, 'warm', 1) end
-  return {'closed', '', 0}
-end
-redis.call('SADD', KEYS[3], ARGV[5])
-failures = redis.call('HINCRBY', KEYS[1], 'failures', 1)
-redis.call('HSET', KEYS[1], 'warm', 0)
-if state == 'open' then
-  if wasProbe then
-    redis.call('HSET', KEYS[1], 'next_probe_at', now + interval)
-    redis.call('HDEL', KEYS[1], 'probe_job', 'probe_until')
-  end
-  return {'open', '', failures}
-end
-if failures >= threshold then
-  redis.call('HSET', KEYS[1], 'state', 'open', 'since', now, 'next_probe_at', now + interval)
-  redis.call('HDEL', KEYS[1], 'probe_job', 'probe_until')
-  return {'open', 'opened', failures}
-end
-return {'closed', '', failures}
-`,
-};
-
-/**
- * KEYS: circuit, the set of targets. ARGV: state (open, closed), target. An operator's override:
- * open stays open (no probes) until an operator closes it; closed starts afresh (suspect until
- * the target answers). Returns the transition ('' when it was in that state already).
- */
-const OVERRIDE: LuaCommand = {
-  name: 'pwCircuitOverride',
-  numberOfKeys: 2,
-  lua: `${NOW}
-redis.call('SADD', KEYS[2], ARGV[2])
-local state = redis.call('HGET', KEYS[1], 'state') or 'closed'
-if ARGV[1] == 'open' then
-  redis.call('HSET', KEYS[1], 'manual', 1)
-  if state == 'open' then return '' end
-  redis.call('HSET', KEYS[1], 'state', 'open', 'since', now)
-  return 'opened'
-end
-redis.call('HDEL', KEYS[1], 'manual', 'probe_job', 'probe_until', 'next_probe_at')
-redis.call('HSET', KEYS[1], 'failures', 0)
-if state ~= 'open' then return '' end
-redis.call('HSET', KEYS[1], 'state', 'closed', 'since', now, 'warm', 0)
-return 'closed'
-`,
-};
-
 interface CircuitCommands {
   pwCircuitEnter(...args: (string | number)[]): Promise<EnterReply>;
-  pwCircuitLeave(...args: (string | number)[]): Promise<[CircuitState, string, number]>;
+  pwCircuitLeave(
+    ...args: (string | number)[]
+  ): Promise<[CircuitState, string, number, string?, number?]>;
   pwCircuitOverride(...args: string[]): Promise<string>;
 }
+
+/** How long a job's failures are kept by default (`jobFailuresKeptMs`). */
+const DAY_MS = 86_400_000;
 
 /**
  * A jittered probe interval, so workers do not probe in step: up to 40% longer, never shorter (at
@@ -277,7 +170,7 @@ export class CircuitStore {
     return admissionOf(await this.redis.pwCircuitEnter(...keys, ...args));
   }
 
-  /** The 4 keys and 9 arguments of `circuitEnter` for `enter`'s arguments. */
+  /** The keys and arguments of `circuitEnter` (`CIRCUIT_ENTER_KEYS`, `CIRCUIT_ENTER_ARGS`). */
   enterCommand(target: string, jobId: string, order: number, holdOnly = false) {
     const { failureThreshold, probeIntervalMs, leaseMs } = this.settings;
     return {
@@ -286,6 +179,7 @@ export class CircuitStore {
         this.key(target, ':held'),
         this.key(target, ':in-flight'),
         this.targetsKey,
+        this.failingKey(target, jobId),
       ],
       args: [
         jobId,
@@ -306,28 +200,47 @@ export class CircuitStore {
     return (await this.redis.hget(this.key(target), 'state')) === 'open' ? 'open' : 'closed';
   }
 
-  /** The job no longer waits for the circuit (it finished without a call). */
+  /** The job no longer waits for the circuit (it finished without a call, or failed for good). */
   async forget(target: string, jobId: string): Promise<void> {
-    await this.redis.zrem(this.key(target, ':held'), jobId);
+    await this.redis
+      .multi()
+      .zrem(this.key(target, ':held'), jobId)
+      .del(this.failingKey(target, jobId))
+      .exec();
   }
 
   /** After the call of job `jobId` (or instead of it, `neutral`). */
   async leave(target: string, jobId: string, result: CallResult): Promise<Departure> {
-    const [state, transition, failures] = await this.redis.pwCircuitLeave(
+    const [state, transition, failures, next, inMs] = await this.redis.pwCircuitLeave(
       this.key(target),
       this.key(target, ':in-flight'),
       this.targetsKey,
+      this.key(target, ':held'),
+      this.failingKey(target, jobId),
       jobId,
       result,
       this.settings.failureThreshold,
       jittered(this.settings.probeIntervalMs, this.random),
       target,
+      this.settings.jobKeyPrefix ?? '',
+      this.settings.jobFailuresKeptMs ?? DAY_MS,
     );
     return {
       state,
       transition: transition === 'opened' || transition === 'closed' ? transition : null,
       failures,
+      wake: next ? { jobId: next, inMs: inMs ?? 0 } : null,
     };
+  }
+
+  /** The job's failed probes counted towards its release (`RELEASED_AFTER_FAILED_PROBES`). */
+  async failedProbes(target: string, jobId: string): Promise<number> {
+    return Number((await this.redis.hget(this.failingKey(target, jobId), 'failed_probes')) ?? 0);
+  }
+
+  /** The job's failures against this target, kept while they may tell a poison input. */
+  private failingKey(target: string, jobId: string): string {
+    return this.key(target, `:failing:${jobId}`);
   }
 
   /** An operator opens or closes a circuit by hand; the transition, or null if none. */
@@ -341,13 +254,13 @@ export class CircuitStore {
     return transition === 'opened' || transition === 'closed' ? transition : null;
   }
 
-  /** The ids of the jobs a circuit holds, oldest first. */
+  /** The ids of the jobs a circuit holds, in their order in the line. */
   held(target: string): Promise<string[]> {
     return this.redis.zrange(this.key(target, ':held'), '0', '-1');
   }
 
   /**
-   * Moves the jobs the circuit held back to waiting, oldest first (each goes to the end of the
+   * Moves the jobs the circuit held back to waiting, in their order (each goes to the end of the
    * line, so they are taken in this order), and returns how many. A job no longer delayed (taken
    * already, removed) is passed over. Should this process die half-way, the others come back on
    * their own after their hold.
