@@ -2,6 +2,7 @@ export * from './errors.js';
 export * from './logger.js';
 export * from './config/env.js';
 export * from './config/signing-env.js';
+export * from './config/start-env.js';
 export * from './events/fields.js';
 export * from './events/quote.js';
 export * from './events/contract.js';
