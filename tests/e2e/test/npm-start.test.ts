@@ -71,6 +71,36 @@ describe('npm start with nothing configured', () => {
     expect(found.webhooks.map((webhook) => webhook.webhook_id)).toEqual([ack.webhook_id]);
   });
 
+  it("with tracing off, none of a sender's trace headers reaches the partner", async () => {
+    const response = await fetch(`${system.url.ingress}/webhooks/quote-status`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+        tracestate: 'sender=opaque-state',
+        baggage: 'user.id=alice',
+      },
+      body: JSON.stringify(
+        signEvent(
+          sampleEvent('quote', { id: 'sender-traced', status: 'approved' }),
+          DEV_WEBHOOK_SECRET,
+        ),
+      ),
+    });
+    const ack = acknowledgementSchema.parse(await response.json());
+    await system.outcome(ack.webhook_id, (outcome) => outcome.state === 'completed');
+    const calls = (await (await fetch(`${system.url.api}/__sandbox/calls`)).json()) as {
+      headers: Record<string, string>;
+    }[];
+    const webhookCalls = calls.filter((call) =>
+      call.headers['idempotency-key']?.startsWith(`${ack.webhook_id}:`),
+    );
+    expect(webhookCalls).toHaveLength(ack.actions_triggered.length);
+    for (const call of webhookCalls) {
+      expect(Object.keys(call.headers).sort()).toEqual(['authorization', 'idempotency-key']);
+    }
+  });
+
   it('a field with CR/LF in a logged value stays on its own line: no forged log line', async () => {
     const forged = '09:00:00 ingress   info  FORGED webhook accepted';
     const event = signEvent(
