@@ -10,7 +10,12 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Sandbox } from '@pw/sandbox';
-import { configOrExit, loadStartConfig, startEmbeddedPostgres } from '@pw/shared';
+import {
+  configOrExit,
+  EMBEDDED_POSTGRES_ROLE,
+  loadStartConfig,
+  startEmbeddedPostgres,
+} from '@pw/shared';
 import type { EmbeddedPostgresServer } from '@pw/shared';
 import { buildConsole, CONSOLE_DIST } from '../apps/dashboard/build-console.js';
 import { readableLine } from './readable-log.js';
@@ -74,7 +79,11 @@ if (!env.DATABASE_URL && !production) {
     `DATABASE_URL is unset: starting an embedded PostgreSQL for the record store (port ${port}, data in ${dataDir})`,
   );
   embedded = await startEmbeddedPostgres({ dataDir, port });
+  // The password is made up for this run and reaches the apps only in their environment.
   env.DATABASE_URL = embedded.url;
+  say(
+    `the apps connect to it as ${EMBEDDED_POSTGRES_ROLE} (not a superuser) with a password made up for this run; its superuser only through the socket in ${embedded.socketDir} (psql -h ${embedded.socketDir} -p ${port} -U postgres ${EMBEDDED_POSTGRES_ROLE})`,
+  );
 }
 
 const children = new Map<string, ChildProcess>();

@@ -36,6 +36,9 @@ describe('npm start with nothing configured', () => {
     expect(system.run.output).toContain(
       'DATABASE_URL is unset: starting an embedded PostgreSQL for the record store',
     );
+    expect(system.run.output).toContain(
+      'the apps connect to it as partner_webhooks (not a superuser) with a password made up for this run',
+    );
   });
 
   it('`npm run send -- quote --status approved --wait`: an ack, then all three actions completed', async () => {
@@ -125,5 +128,7 @@ describe('npm start with nothing configured', () => {
     expect(system.run.output).toContain('stopped');
     expect(system.run.output).not.toContain('sandbox-secret');
     expect(system.run.output).not.toContain('dev-secret');
+    // Nor the embedded PostgreSQL's password, nor any connection string holding one.
+    expect(system.run.output).not.toMatch(/postgres(ql)?:\/\/[^:/\s]+:[^@\s]+@/);
   });
 });
