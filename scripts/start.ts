@@ -14,11 +14,11 @@ import {
   configOrExit,
   EMBEDDED_POSTGRES_ROLE,
   loadStartConfig,
+  readableLine,
   startEmbeddedPostgres,
 } from '@pw/shared';
 import type { EmbeddedPostgresServer } from '@pw/shared';
 import { buildConsole, CONSOLE_DIST } from '../apps/dashboard/build-console.js';
-import { readableLine } from './readable-log.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const env: Record<string, string | undefined> = { ...process.env };

@@ -1,5 +1,6 @@
 export * from './errors.js';
 export * from './logger.js';
+export * from './readable-log.js';
 export * from './config/env.js';
 export * from './config/signing-env.js';
 export * from './config/start-env.js';

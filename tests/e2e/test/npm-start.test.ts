@@ -104,10 +104,11 @@ describe('npm start with nothing configured', () => {
     }
   });
 
-  it('a field with CR/LF in a logged value stays on its own line: no forged log line', async () => {
+  it('a logged value with CR/LF or a bidi override is printed escaped: no forged or rewritten log line', async () => {
     const forged = '09:00:00 ingress   info  FORGED webhook accepted';
+    // U+202E would print the rest of the line right to left, U+2066 isolate what follows.
     const event = signEvent(
-      { ...sampleEvent('quote'), quote_id: `Q-crlf\r\n${forged}\n\u001b[2J` },
+      { ...sampleEvent('quote'), quote_id: `Q-crlf\r\n${forged}\n\u001b[2J\u202edetpecca\u2066` },
       DEV_WEBHOOK_SECRET,
     );
     const response = await fetch(`${system.url.ingress}/webhooks/quote-status`, {
@@ -121,6 +122,10 @@ describe('npm start with nothing configured', () => {
     const lines = system.run.output.split(/\r?\n/);
     expect(lines.filter((line) => line.startsWith('09:00:00 ingress'))).toEqual([]);
     expect(system.run.output).not.toContain('\u001b[2J');
+    expect(system.run.output).not.toMatch(/[\u202e\u2066]/);
+    expect(system.run.output).toContain(
+      'FORGED webhook accepted\\n\\u001b[2J\\u202edetpecca\\u2066"',
+    );
   });
 
   it('Ctrl-C stops everything with exit code 0, and no secret was logged', async () => {
