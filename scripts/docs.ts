@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as prettier from 'prettier';
 import type { z } from 'zod';
-import { ACTION_NAMES, ACTION_SPECS, ERROR_CODES } from '@pw/shared';
+import { ACTION_NAMES, ACTION_SPECS, ERROR_CODES, startVariables } from '@pw/shared';
 import type { Condition } from '@pw/shared';
 import { dashboardVariables } from '../apps/dashboard/src/config.js';
 import { ingressVariables } from '../apps/ingress/src/config.js';
@@ -21,22 +21,6 @@ const APPS = {
   recorder: recorderVariables,
   send: sendVariables(false),
 } satisfies Record<string, Record<string, z.ZodType>>;
-
-/** Read by `npm start` itself (scripts/start.ts), outside any app's schema. */
-const START_VARIABLES = [
-  ['SANDBOX_IDP_PORT', '`3010`', "the sandbox identity provider's port"],
-  ['SANDBOX_API_PORT', '`3011`', "the sandbox partner API's port"],
-  [
-    'EMBEDDED_POSTGRES_PORT',
-    '`3020`',
-    "the embedded PostgreSQL's port, when `DATABASE_URL` is unset outside production",
-  ],
-  [
-    'EMBEDDED_POSTGRES_DIR',
-    'a folder in the temporary folder',
-    "the embedded PostgreSQL's data folder (kept between runs)",
-  ],
-] as const;
 
 const cell = (text: string) => text.replaceAll('|', '\\|');
 
@@ -66,8 +50,10 @@ function variablesTable(): string {
     const usedBy = Object.keys(APPS).every((app) => apps.includes(app)) ? 'all' : apps.join(', ');
     lines.push(`| \`${name}\` | ${cell(defaultOf(schema))} | ${usedBy} | ${cell(meaning)} |`);
   }
-  for (const [name, fallback, meaning] of START_VARIABLES) {
-    lines.push(`| \`${name}\` | ${fallback} | \`npm start\` | ${meaning} |`);
+  // Read by `npm start` itself (scripts/start.ts), outside any app's schema.
+  for (const [name, schema] of Object.entries<z.ZodType>(startVariables)) {
+    const meaning = schema.meta()?.description ?? '';
+    lines.push(`| \`${name}\` | ${cell(defaultOf(schema))} | \`npm start\` | ${cell(meaning)} |`);
   }
   return lines.join('\n');
 }

@@ -10,13 +10,21 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Sandbox } from '@pw/sandbox';
-import { isProduction, startEmbeddedPostgres } from '@pw/shared';
+import {
+  configOrExit,
+  EMBEDDED_POSTGRES_ROLE,
+  loadStartConfig,
+  readableLine,
+  startEmbeddedPostgres,
+} from '@pw/shared';
 import type { EmbeddedPostgresServer } from '@pw/shared';
 import { buildConsole, CONSOLE_DIST } from '../apps/dashboard/build-console.js';
-import { readableLine } from './readable-log.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const env: Record<string, string | undefined> = { ...process.env };
+// Checked before anything starts: NODE_ENV=prod must not start the sandbox and the apps' defaults.
+const config = configOrExit('npm start', () => loadStartConfig(env));
+const production = config.NODE_ENV === 'production';
 const useColour = process.stdout.isTTY;
 const readable = (name: string, line: string) => readableLine(name, line, useColour);
 
@@ -31,12 +39,12 @@ const say = (message: string) =>
 let sandbox: Sandbox | undefined;
 const needsAuth = !env.AUTH_URL;
 const needsApi = !env.API_BASE_URL;
-if ((needsAuth || needsApi) && !isProduction(env)) {
+if ((needsAuth || needsApi) && !production) {
   say('starting the sandbox (its identity provider warns that its keys are for development only)');
   const { startSandbox } = await import('@pw/sandbox');
   sandbox = await startSandbox({
-    idpPort: Number(env.SANDBOX_IDP_PORT || 3010),
-    apiPort: Number(env.SANDBOX_API_PORT || 3011),
+    idpPort: config.SANDBOX_IDP_PORT,
+    apiPort: config.SANDBOX_API_PORT,
     // With a real identity provider configured, the stand-in cannot check its tokens.
     verifyTokens: needsAuth,
   });
@@ -60,17 +68,22 @@ if ((needsAuth || needsApi) && !isProduction(env)) {
 }
 
 let embedded: EmbeddedPostgresServer | undefined;
-if (!env.DATABASE_URL && !isProduction(env)) {
+if (!env.DATABASE_URL && !production) {
   // In the temporary folder: PostgreSQL runs as its own user when started as root, and that user
   // must reach its data folder (a home folder often is closed to it). Kept between runs.
   const dataDir =
-    env.EMBEDDED_POSTGRES_DIR || join(tmpdir(), `partner-webhooks-records-${userInfo().username}`);
-  const port = Number(env.EMBEDDED_POSTGRES_PORT || 3020);
+    config.EMBEDDED_POSTGRES_DIR ??
+    join(tmpdir(), `partner-webhooks-records-${userInfo().username}`);
+  const port = config.EMBEDDED_POSTGRES_PORT;
   say(
     `DATABASE_URL is unset: starting an embedded PostgreSQL for the record store (port ${port}, data in ${dataDir})`,
   );
   embedded = await startEmbeddedPostgres({ dataDir, port });
+  // The password is made up for this run and reaches the apps only in their environment.
   env.DATABASE_URL = embedded.url;
+  say(
+    `the apps connect to it as ${EMBEDDED_POSTGRES_ROLE} (not a superuser) with a password made up for this run; its superuser only through the socket in ${embedded.socketDir} (psql -h ${embedded.socketDir} -p ${port} -U postgres ${EMBEDDED_POSTGRES_ROLE})`,
+  );
 }
 
 const children = new Map<string, ChildProcess>();

@@ -27,3 +27,36 @@ describe('dashboard configuration', () => {
     }
   });
 });
+
+describe('dashboard configuration in production', () => {
+  const production = {
+    NODE_ENV: 'Production',
+    DASHBOARD_USER: 'operator',
+    DATABASE_URL: 'postgres://dashboard@127.0.0.1:5432/records',
+  };
+
+  it('refuses a password under 16 characters, naming the problem but not the password', () => {
+    for (const password of ['a', 'fifteen-chars-x']) {
+      let message = '';
+      try {
+        loadDashboardConfig({ ...production, DASHBOARD_PASSWORD: password });
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toBe(
+        `Invalid configuration:\n  - DASHBOARD_PASSWORD: is ${password.length} characters long; production needs at least 16`,
+      );
+    }
+    expect(() => loadDashboardConfig({ ...production, DASHBOARD_PASSWORD: '' })).toThrow(
+      /DASHBOARD_PASSWORD: is required in production/,
+    );
+  });
+
+  it('takes one of 16 characters or more; outside production any length', () => {
+    const password = 'sixteen-chars-xy';
+    expect(loadDashboardConfig({ ...production, DASHBOARD_PASSWORD: password }).password).toBe(
+      password,
+    );
+    expect(loadDashboardConfig({ DASHBOARD_PASSWORD: 'a' }).password).toBe('a');
+  });
+});

@@ -15,18 +15,42 @@ import {
 } from '@pw/shared';
 import type { ActionsConfig } from '@pw/shared';
 
+const unsetIfEmpty = (value: unknown) => (value === '' ? undefined : value);
+
+/** A value production requires. */
+const requiredInProduction = (name: string) =>
+  z.string({ error: `is required in production (${name})` });
+
 const credential = (name: string, production: boolean) =>
+  production ? z.preprocess(unsetIfEmpty, requiredInProduction(name)) : envOptionalString();
+
+/** The shortest dashboard password production accepts. */
+export const MIN_DASHBOARD_PASSWORD_LENGTH = 16;
+
+/** Says how long a too short password is, never what it is. */
+function checkPasswordLength(password: string, ctx: z.RefinementCtx): void {
+  const length = [...password].length;
+  if (length >= MIN_DASHBOARD_PASSWORD_LENGTH) return;
+  ctx.addIssue({
+    code: 'custom',
+    message: `is ${length} characters long; production needs at least ${MIN_DASHBOARD_PASSWORD_LENGTH}`,
+  });
+}
+
+const dashboardPassword = (production: boolean) =>
   production
     ? z.preprocess(
-        (value) => (value === '' ? undefined : value),
-        z.string({ error: `is required in production (${name})` }),
+        unsetIfEmpty,
+        requiredInProduction('basic-auth password of the dashboard').superRefine(
+          checkPasswordLength,
+        ),
       )
     : envOptionalString();
 
 /** An absolute http(s) address, or unset (an empty string counts as unset). */
 const envOptionalHttpUrl = () =>
   z.preprocess(
-    (value) => (value === '' ? undefined : value),
+    unsetIfEmpty,
     z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) address' }).optional(),
   );
 
@@ -38,8 +62,8 @@ export const dashboardVariables = (production: boolean) => ({
     description: 'basic-auth user of the dashboard and its API; required in production',
     default: 'dev: `admin`',
   }),
-  DASHBOARD_PASSWORD: credential('basic-auth password of the dashboard', production).meta({
-    description: 'its password; required in production',
+  DASHBOARD_PASSWORD: dashboardPassword(production).meta({
+    description: 'its password; required in production, and at least 16 characters there',
     default: 'dev: a random one, printed once at start',
   }),
   RECORD_TTL_SECONDS: recordTtlEnv,

@@ -149,6 +149,28 @@ describe('the ingress process, as `npm start` runs it', () => {
     expect(bad.output).toContain('14 bytes long; production needs at least 32');
     expect(bad.output).not.toContain('short-secret-a');
   });
+
+  it('refuses to start with a NODE_ENV other than development, test or production (a typo: prod)', async () => {
+    const bad = ChildRun.tsx('apps/ingress/src/main.ts', {
+      ...env(),
+      NODE_ENV: 'prod',
+      INGRESS_PORT: String(await freePort()),
+    });
+    try {
+      // Before it was refused, `prod` ran the development defaults: the ingress started.
+      const listening = bad.printed('ingress listening').then(
+        () => 'listening',
+        () => new Promise<never>(() => undefined),
+      );
+      expect(await Promise.race([bad.exited, listening])).toBe(1);
+      expect(bad.output.trim().split('\n')).toEqual([
+        'ingress: Invalid configuration:',
+        '  - NODE_ENV: must be development, test or production (any letter case)',
+      ]);
+    } finally {
+      await bad.stop('SIGKILL');
+    }
+  });
 });
 
 describe('INGRESS_WORKERS: several ingress processes on one port', () => {

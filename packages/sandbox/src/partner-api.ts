@@ -6,8 +6,17 @@ import type { AddressInfo } from 'node:net';
 export interface RecordedCall {
   method: string;
   path: string;
-  /** `traceparent`: the W3C trace context the call carried, when the caller traces. */
-  headers: { authorization?: string; 'idempotency-key'?: string; traceparent?: string };
+  /**
+   * The W3C trace context headers (`traceparent`, `tracestate`) and `baggage`, each only when the
+   * call carried it, so a test can tell what a caller passes on.
+   */
+  headers: {
+    authorization?: string;
+    'idempotency-key'?: string;
+    traceparent?: string;
+    tracestate?: string;
+    baggage?: string;
+  };
   body: unknown;
   /** Status the stand-in answered. */
   status: number;
@@ -49,6 +58,17 @@ export interface PartnerApiOptions {
   /** Keep every call in `calls`; off for long benchmark runs (`callCount` still counts). @defaultValue true */
   recordCalls?: boolean;
 }
+
+const TRACE_HEADERS = ['traceparent', 'tracestate', 'baggage'] as const;
+
+/** The trace context headers a request carried. */
+const traceHeaders = (req: IncomingMessage) =>
+  Object.fromEntries(
+    TRACE_HEADERS.filter((name) => req.headers[name] !== undefined).map((name) => [
+      name,
+      String(req.headers[name]),
+    ]),
+  );
 
 /** Shows a bearer token only by its end, so a listing never hands one out. */
 const masked = (authorization: string | undefined) =>
@@ -209,7 +229,7 @@ export class PartnerApiStandIn {
           headers: {
             authorization: req.headers.authorization,
             'idempotency-key': req.headers['idempotency-key'] as string | undefined,
-            ...(req.headers.traceparent ? { traceparent: String(req.headers.traceparent) } : {}),
+            ...traceHeaders(req),
           },
           body,
           status,

@@ -34,13 +34,19 @@ async function token(): Promise<string> {
   return ((await response.json()) as { access_token: string }).access_token;
 }
 
-const post = (path: string, accessToken: string, body: unknown = { hello: 'partner' }) =>
+const post = (
+  path: string,
+  accessToken: string,
+  body: unknown = { hello: 'partner' },
+  headers: Record<string, string> = {},
+) =>
   fetch(`${sandbox.env.API_BASE_URL}${path}`, {
     method: 'POST',
     headers: {
       authorization: `Bearer ${accessToken}`,
       'idempotency-key': 'wh_x:notify',
       'content-type': 'application/json',
+      ...headers,
     },
     body: JSON.stringify(body),
   });
@@ -101,6 +107,16 @@ describe('partner API stand-in', () => {
       'idempotency-key': 'wh_x:notify',
     });
     expect((await post('/customers/C-1/notifications', 'forged')).status).toBe(401);
+  });
+
+  it('records the trace context headers a call carried, so a test sees what a caller passes on', async () => {
+    const trace = {
+      traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      tracestate: 'vendor=sender',
+      baggage: 'user=alice',
+    };
+    await post('/customers/C-2/notifications', await token(), undefined, trace);
+    expect(sandbox.api.callsFor('/customers/C-2/notifications')[0]?.headers).toMatchObject(trace);
   });
 
   it('fails on command with Retry-After, then succeeds', async () => {

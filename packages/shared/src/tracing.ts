@@ -42,13 +42,14 @@ export function traceFields(): { trace_id?: string; span_id?: string } {
 
 /**
  * The active context as BullMQ's telemetry metadata (a W3C `traceparent` carrier, as JSON), for
- * a job added without `queue.add` (the ingress's own add script); undefined without a span.
+ * a job added without `queue.add` (the ingress's own add script); undefined without a span. Only
+ * `traceparent` is kept: a sender's `tracestate` or baggage never reaches the job.
  */
 export function jobTraceMetadata(): string | undefined {
   if (!trace.getActiveSpan()) return undefined;
   const carrier: Record<string, string> = {};
   propagation.inject(context.active(), carrier);
-  return carrier.traceparent ? JSON.stringify(carrier) : undefined;
+  return carrier.traceparent ? JSON.stringify({ traceparent: carrier.traceparent }) : undefined;
 }
 
 /**

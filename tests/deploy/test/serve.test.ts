@@ -123,7 +123,8 @@ describe(
           ]),
         );
         // The example's `change-me` placeholders are too weak for production (a signing secret
-        // under 32 bytes stops the ingress): stand in real values, as an operator would.
+        // under 32 bytes stops the ingress, a password under 16 characters the dashboard): stand
+        // in real values, as an operator would.
         for (const [name, value] of Object.entries(fromSecret)) {
           if (value === 'change-me') fromSecret[name] = randomBytes(32).toString('hex');
         }
@@ -136,5 +137,20 @@ describe(
         expect(readiness.status).toBe(200);
       });
     }
+
+    it("the dashboard refuses the example's placeholder password, saying how long it must be", async () => {
+      const run = ChildRun.tsx('apps/dashboard/src/main.ts', {
+        ...configMap.data,
+        DASHBOARD_USER: secret.stringData.DASHBOARD_USER!,
+        DASHBOARD_PASSWORD: secret.stringData.DASHBOARD_PASSWORD!,
+        ...(await overrides('dashboard')).env,
+      });
+      runs.push(run);
+      expect(await run.exited).toBe(1);
+      expect(run.output.trim().split('\n')).toEqual([
+        'dashboard: Invalid configuration:',
+        '  - DASHBOARD_PASSWORD: is 9 characters long; production needs at least 16',
+      ]);
+    });
   },
 );

@@ -36,6 +36,9 @@ describe('npm start with nothing configured', () => {
     expect(system.run.output).toContain(
       'DATABASE_URL is unset: starting an embedded PostgreSQL for the record store',
     );
+    expect(system.run.output).toContain(
+      'the apps connect to it as partner_webhooks (not a superuser) with a password made up for this run',
+    );
   });
 
   it('`npm run send -- quote --status approved --wait`: an ack, then all three actions completed', async () => {
@@ -71,10 +74,41 @@ describe('npm start with nothing configured', () => {
     expect(found.webhooks.map((webhook) => webhook.webhook_id)).toEqual([ack.webhook_id]);
   });
 
-  it('a field with CR/LF in a logged value stays on its own line: no forged log line', async () => {
+  it("with tracing off, none of a sender's trace headers reaches the partner", async () => {
+    const response = await fetch(`${system.url.ingress}/webhooks/quote-status`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+        tracestate: 'sender=opaque-state',
+        baggage: 'user.id=alice',
+      },
+      body: JSON.stringify(
+        signEvent(
+          sampleEvent('quote', { id: 'sender-traced', status: 'approved' }),
+          DEV_WEBHOOK_SECRET,
+        ),
+      ),
+    });
+    const ack = acknowledgementSchema.parse(await response.json());
+    await system.outcome(ack.webhook_id, (outcome) => outcome.state === 'completed');
+    const calls = (await (await fetch(`${system.url.api}/__sandbox/calls`)).json()) as {
+      headers: Record<string, string>;
+    }[];
+    const webhookCalls = calls.filter((call) =>
+      call.headers['idempotency-key']?.startsWith(`${ack.webhook_id}:`),
+    );
+    expect(webhookCalls).toHaveLength(ack.actions_triggered.length);
+    for (const call of webhookCalls) {
+      expect(Object.keys(call.headers).sort()).toEqual(['authorization', 'idempotency-key']);
+    }
+  });
+
+  it('a logged value with CR/LF or a bidi override is printed escaped: no forged or rewritten log line', async () => {
     const forged = '09:00:00 ingress   info  FORGED webhook accepted';
+    // U+202E would print the rest of the line right to left, U+2066 isolate what follows.
     const event = signEvent(
-      { ...sampleEvent('quote'), quote_id: `Q-crlf\r\n${forged}\n\u001b[2J` },
+      { ...sampleEvent('quote'), quote_id: `Q-crlf\r\n${forged}\n\u001b[2J\u202edetpecca\u2066` },
       DEV_WEBHOOK_SECRET,
     );
     const response = await fetch(`${system.url.ingress}/webhooks/quote-status`, {
@@ -88,6 +122,10 @@ describe('npm start with nothing configured', () => {
     const lines = system.run.output.split(/\r?\n/);
     expect(lines.filter((line) => line.startsWith('09:00:00 ingress'))).toEqual([]);
     expect(system.run.output).not.toContain('\u001b[2J');
+    expect(system.run.output).not.toMatch(/[\u202e\u2066]/);
+    expect(system.run.output).toContain(
+      'FORGED webhook accepted\\n\\u001b[2J\\u202edetpecca\\u2066"',
+    );
   });
 
   it('Ctrl-C stops everything with exit code 0, and no secret was logged', async () => {
@@ -95,5 +133,7 @@ describe('npm start with nothing configured', () => {
     expect(system.run.output).toContain('stopped');
     expect(system.run.output).not.toContain('sandbox-secret');
     expect(system.run.output).not.toContain('dev-secret');
+    // Nor the embedded PostgreSQL's password, nor any connection string holding one.
+    expect(system.run.output).not.toMatch(/postgres(ql)?:\/\/[^:/\s]+:[^@\s]+@/);
   });
 });

@@ -1,6 +1,7 @@
 // PostgreSQL stopped for a minute under load, through the real surface: npm start's apps against
 // a PostgreSQL of this test's own; webhooks keep being accepted and processed, and once it is back
 // every acknowledged webhook's record is in the store, completed.
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,10 +17,12 @@ let system: RunningSystem;
 let postgres: EmbeddedPostgresServer;
 let dataDir: string;
 let port: number;
+// The apps' password, the same after the restart: the apps keep their DATABASE_URL.
+const password = randomBytes(24).toString('hex');
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'pw-store-outage-'));
   port = await freePort();
-  postgres = await startEmbeddedPostgres({ dataDir, port });
+  postgres = await startEmbeddedPostgres({ dataDir, port, password });
   system = await startSystem({ DATABASE_URL: postgres.url });
 }, 120_000);
 afterAll(async () => {
@@ -56,7 +59,7 @@ describe('the record store away for 60 s under load', { timeout: 240_000 }, () =
     // The outage itself: a minute, by the clock.
     await new Promise((resolve) => setTimeout(resolve, 60_000));
     const duringOutage = acked.length;
-    postgres = await startEmbeddedPostgres({ dataDir, port });
+    postgres = await startEmbeddedPostgres({ dataDir, port, password });
     await until(() => acked.length >= duringOutage + 20);
     sending = false;
     await load;

@@ -1,7 +1,8 @@
 // Tracing through the real surface: npm start's apps export OTLP/HTTP to a small receiver in this
 // test. A webhook posted with the sender's `traceparent` makes one trace: the ingress's request,
 // the worker's fan-out and action jobs, the partner-API call (which carries that trace's
-// `traceparent`), and the webhook's record keeps the trace id.
+// `traceparent`, and neither the sender's `tracestate` nor its `baggage`), and the webhook's record
+// keeps the trace id.
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
@@ -123,6 +124,9 @@ describe('tracing', { timeout: 60_000 }, () => {
       headers: {
         'content-type': 'application/json',
         traceparent: `00-${traceId}-${senderSpanId}-01`,
+        // The sender's own: for its systems, not the partner's.
+        tracestate: 'sender=opaque-state',
+        baggage: 'user.id=alice,session=s-123',
       },
       body: JSON.stringify(
         signEvent(sampleEvent('quote', { id: 'traced', status: 'approved' }), DEV_WEBHOOK_SECRET),
@@ -172,13 +176,21 @@ describe('tracing', { timeout: 60_000 }, () => {
       http_status: '200',
     });
 
-    // The partner-API calls carried this trace's traceparent.
+    // Each of the webhook's partner-API calls carried this trace's traceparent, and of the
+    // sender's trace headers nothing else: no tracestate, no baggage.
     const calls = (await (await fetch(`${system.url.api}/__sandbox/calls`)).json()) as {
       path: string;
       headers: Record<string, string>;
     }[];
-    const lockCall = calls.find((call) => call.path === '/quotes/Q-traced/price-lock');
-    expect(lockCall?.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+    const webhookCalls = calls.filter((call) =>
+      call.headers['idempotency-key']?.startsWith(`${ack.webhook_id}:`),
+    );
+    expect(webhookCalls).toHaveLength(ack.actions_triggered.length);
+    for (const call of webhookCalls) {
+      expect(call.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+      expect(call.headers).not.toHaveProperty('tracestate');
+      expect(call.headers).not.toHaveProperty('baggage');
+    }
 
     // The record keeps the trace id (the console links it).
     const record = await system.poll<{ trace_id: string | null }>(

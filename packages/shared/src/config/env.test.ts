@@ -97,6 +97,31 @@ describe('configuration', () => {
     expect(isProduction({ NODE_ENV: value })).toBe(false);
   });
 
+  it.each([
+    [undefined, 'development'],
+    ['', 'development'],
+    ['Development', 'development'],
+    ['TEST', 'test'],
+    [' production ', 'production'],
+  ])('NODE_ENV=%j is read as %j', (value, expected) => {
+    const production = isProduction({ NODE_ENV: value });
+    const env = { NODE_ENV: value, WEBHOOK_SECRETS: 'k'.repeat(32) };
+    expect(loadConfig(schema(production), env).NODE_ENV).toBe(expected);
+  });
+
+  it.each(['prod', 'dev', 'staging', 'productio', 'production2'])(
+    'NODE_ENV=%j stops the start, listed with every other problem',
+    (value) => {
+      const problems = problemsOf(() =>
+        loadConfig(schema(isProduction({ NODE_ENV: value })), { NODE_ENV: value, PORT: 'eighty' }),
+      );
+      expect(problems).toEqual([
+        'NODE_ENV: must be development, test or production (any letter case)',
+        expect.stringMatching(/^PORT: /),
+      ]);
+    },
+  );
+
   describe('Redis Cluster', () => {
     it('is off by default; on, REDIS_URL may name several seed nodes', () => {
       expect(loadConfig(schema(false), {}).REDIS_CLUSTER).toBe(false);

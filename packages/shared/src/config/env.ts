@@ -86,16 +86,33 @@ export const envRedisUrl = (defaultValue: string) =>
 /**
  * `NODE_ENV=production` turns every development default into a start-up error. Matched without
  * regard to case or surrounding spaces: `Production` must not quietly run the development defaults.
+ * Says which schema to check the environment with; `nodeEnv` then refuses any other spelling.
  */
 export const isProduction = (env: Record<string, string | undefined>): boolean =>
   env.NODE_ENV?.trim().toLowerCase() === 'production';
 
+/** The values of `NODE_ENV`, in any letter case. */
+export const NODE_ENVS = ['development', 'test', 'production'] as const;
+
+/**
+ * `NODE_ENV`, lower-cased. Any other value is an error: a typo (`prod`) must not run the
+ * development defaults as if nothing were set.
+ */
+export const nodeEnv = z
+  .preprocess(
+    (value) => (typeof value === 'string' ? unset(value.trim().toLowerCase()) : value),
+    z
+      .enum(NODE_ENVS, { error: 'must be development, test or production (any letter case)' })
+      .default('development'),
+  )
+  .meta({
+    description:
+      '`development`, `test` or `production`, in any letter case; `production` turns every development default into a start-up error, and any other value stops the start (`npm start` too)',
+  });
+
 /** Variables every process reads; check them together with `withCommonChecks`. */
 export const commonEnv = {
-  NODE_ENV: envString('development').meta({
-    description:
-      '`production` (any letter case) turns every development default into a start-up error',
-  }),
+  NODE_ENV: nodeEnv,
   LOG_LEVEL: envEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info').meta({
     description: 'pino level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`',
   }),

@@ -1,5 +1,16 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  accessFlags,
+  EMBEDDED_POSTGRES_ROLE,
+  grantAppRole,
+  writeAccessRules,
+} from './embedded-postgres-access.js';
+
+export { EMBEDDED_POSTGRES_ROLE };
 
 export interface EmbeddedPostgresOptions {
   /** Its data folder; reused when it already holds a cluster. */
@@ -7,11 +18,24 @@ export interface EmbeddedPostgresOptions {
   port: number;
   /** Keep the data folder when stopped. @defaultValue true */
   persistent?: boolean;
+  /**
+   * The apps' role's password, plain ASCII (a test restarting the server keeps its apps' one).
+   * @defaultValue one made up for this start
+   */
+  password?: string;
 }
 
 export interface EmbeddedPostgresServer {
-  /** A connection string for its `postgres` database. */
+  /**
+   * The apps' connection string: the role `partner_webhooks` (not a superuser) with this start's
+   * password, over loopback, to the database it owns.
+   */
   url: string;
+  /**
+   * The folder of its Unix socket, mode 0700 and owned by the user PostgreSQL runs as: the
+   * superuser `postgres` connects only there (`psql -h <socketDir> -p <port> -U postgres`).
+   */
+  socketDir: string;
   stop(): Promise<void>;
 }
 
@@ -20,36 +44,57 @@ export interface EmbeddedPostgresServer {
  * no system install), for `npm start` without `DATABASE_URL` and for tests on a machine without
  * one. PostgreSQL refuses to run as root; as root the package runs it as a `postgres` system user
  * (created when missing), which must be able to reach `dataDir`.
+ *
+ * Nobody else on the machine gets in: it listens on loopback only; its superuser has no password
+ * and connects only through a socket in a folder only PostgreSQL's user can enter; the apps get a
+ * role that is not a superuser (so cannot run `COPY … TO PROGRAM`), with a password made up at
+ * every start, a data folder of an earlier run included.
  */
 export async function startEmbeddedPostgres(
   options: EmbeddedPostgresOptions,
 ): Promise<EmbeddedPostgresServer> {
   const EmbeddedPostgres = await importWithoutExitHooks();
-  // It listens on loopback only, for this machine's own development and tests.
-  const password = 'postgres';
+  const password = options.password ?? randomBytes(24).toString('base64url');
+  // mkdtemp's folder is mode 0700; a fresh one per start, short enough for a socket's path.
+  const socketDir = await mkdtemp(join(tmpdir(), 'pw-postgres-socket-'));
   const output: string[] = [];
   const server = new EmbeddedPostgres({
     databaseDir: options.dataDir,
     port: options.port,
     user: 'postgres',
-    password,
+    // initdb's password for the superuser, never used: it is taken away at every start.
+    password: randomBytes(24).toString('base64url'),
+    authMethod: 'scram-sha-256',
     persistent: options.persistent ?? true,
     createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: accessFlags(socketDir),
     onLog: (message: unknown) => void output.push(String(message)),
     onError: (error: unknown) => void output.push(String(error)),
   });
+  let started = false;
   try {
     if (!existsSync(join(options.dataDir, 'PG_VERSION'))) await server.initialise();
+    // The data folder belongs to the user PostgreSQL runs as (initdb insists).
+    await writeAccessRules(socketDir, await stat(options.dataDir));
     await server.start();
+    started = true;
+    await grantAppRole(server.getPgClient('postgres', socketDir), password);
   } catch (error) {
+    // Only a running server: the package's stop() waits for an exit that has already happened.
+    if (started) await server.stop().catch(() => undefined);
+    await rm(socketDir, { recursive: true, force: true });
     throw new Error(
       `the embedded PostgreSQL did not start: ${String(error)}\n${output.slice(-10).join('')}`,
       { cause: error },
     );
   }
   return {
-    url: `postgres://postgres:${password}@127.0.0.1:${options.port}/postgres`,
-    stop: () => server.stop(),
+    url: `postgres://${EMBEDDED_POSTGRES_ROLE}:${password}@127.0.0.1:${options.port}/${EMBEDDED_POSTGRES_ROLE}`,
+    socketDir,
+    async stop() {
+      await server.stop();
+      await rm(socketDir, { recursive: true, force: true });
+    },
   };
 }
 

@@ -1,4 +1,5 @@
-// `npm start`'s readable lines: one JSON log line as `hh:mm:ss name level message key=value …`.
+// `npm start`'s readable lines: one JSON log line (pino's) as
+// `hh:mm:ss name level message key=value …`, every character shown as it was logged.
 
 const colours: Record<string, string> = {
   ingress: '36',
@@ -8,15 +9,33 @@ const colours: Record<string, string> = {
 };
 const levelColours: Record<string, string> = { warn: '33', error: '31', fatal: '31' };
 
-/** Control characters (CR, LF, ESC, …): printed raw, a logged value could forge a line or a colour. */
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+/**
+ * What can forge, reorder or hide text on a terminal, printed raw: controls (C0 with CR, LF and
+ * ESC; DEL; C1), format characters (the bidi controls such as U+202E, zero-width ones, U+FEFF) and
+ * the line and paragraph separators U+2028 and U+2029.
+ */
+const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+const UNSAFE_ALL = new RegExp(UNSAFE.source, 'gu');
 
-/** A logged value as text: JSON-quoted when it holds a control character or is not a string. */
+/** `\uXXXX` for each UTF-16 unit of `char` (an astral format character is two). */
+function escapeUnits(char: string): string {
+  let text = '';
+  for (let index = 0; index < char.length; index++) {
+    text += `\\u${char.charCodeAt(index).toString(16).padStart(4, '0')}`;
+  }
+  return text;
+}
+
+/**
+ * A value as JSON, every unsafe character escaped: JSON.stringify escapes C0 controls but leaves
+ * DEL, C1, format characters and U+2028/U+2029 as they are.
+ */
+const quoted = (value: unknown): string =>
+  (JSON.stringify(value) ?? 'undefined').replace(UNSAFE_ALL, escapeUnits);
+
+/** A logged value as text: quoted when it holds an unsafe character or is not a string. */
 const shown = (value: unknown): string =>
-  typeof value === 'string' && !CONTROL.test(value)
-    ? value
-    : (JSON.stringify(value) ?? 'undefined');
+  typeof value === 'string' && !UNSAFE.test(value) ? value : quoted(value);
 
 /** One log line of app `name` for the terminal; every value on it stays on it. */
 export function readableLine(name: string, line: string, useColour: boolean): string {
@@ -36,13 +55,12 @@ export function readableLine(name: string, line: string, useColour: boolean): st
   // A value with a space is quoted too, so `key=value` pairs stay readable as pairs.
   const fields = Object.entries(rest)
     .map(
-      ([key, value]) =>
-        `${shown(key)}=${/\s/.test(String(value)) ? JSON.stringify(value) : shown(value)}`,
+      ([key, value]) => `${shown(key)}=${/\s/.test(String(value)) ? quoted(value) : shown(value)}`,
     )
     .join(' ');
   const error =
     err && typeof err === 'object' && 'message' in err
-      ? ` error=${JSON.stringify(String(err.message))}`
+      ? ` error=${quoted(String(err.message))}`
       : '';
   const levelText = typeof level === 'string' ? shown(level) : 'info';
   return `${shown(clock)} ${paint(colours[name], name.padEnd(9))} ${paint(levelColours[levelText], levelText.padEnd(5))} ${shown(msg ?? '')} ${paint('2', fields)}${error}`;

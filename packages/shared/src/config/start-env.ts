@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { envOptionalString, envPort, loadConfig, nodeEnv } from './env.js';
+
+/**
+ * What `npm start` (scripts/start.ts) reads itself, besides the apps' variables, each described:
+ * docs/configuration.md is written from them.
+ */
+export const startVariables = {
+  SANDBOX_IDP_PORT: envPort(3010).meta({ description: "the sandbox identity provider's port" }),
+  SANDBOX_API_PORT: envPort(3011).meta({ description: "the sandbox partner API's port" }),
+  EMBEDDED_POSTGRES_PORT: envPort(3020).meta({
+    description: "the embedded PostgreSQL's port, when `DATABASE_URL` is unset outside production",
+  }),
+  EMBEDDED_POSTGRES_DIR: envOptionalString().meta({
+    description: "the embedded PostgreSQL's data folder (kept between runs)",
+    default: 'a folder in the temporary folder',
+  }),
+};
+
+const startEnv = z.object({ NODE_ENV: nodeEnv, ...startVariables });
+
+export type StartConfig = z.output<typeof startEnv>;
+
+/** `npm start`'s settings, checked before it starts anything; throws naming every problem. */
+export const loadStartConfig = (env: Record<string, string | undefined>): Readonly<StartConfig> =>
+  loadConfig(startEnv, env);

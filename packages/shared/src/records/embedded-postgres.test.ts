@@ -1,0 +1,118 @@
+// The embedded PostgreSQL of `npm start`, a real server in a temporary folder: only the apps' role
+// gets in from outside its socket folder, with the password of this start, and it is no superuser.
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmbeddedPostgres } from './embedded-postgres.js';
+import type { EmbeddedPostgresServer } from './embedded-postgres.js';
+
+/** A port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Runs `sql` as the user of `connection`; the rows, or the error's message. */
+async function query(connection: string | pg.ClientConfig, sql: string): Promise<unknown[]> {
+  const client = new pg.Client(connection);
+  await client.connect();
+  try {
+    return (await client.query<Record<string, unknown>>(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+const refusal = (connection: string) =>
+  query(connection, 'select 1').then(
+    () => 'accepted',
+    (error: Error) => error.message,
+  );
+
+let dataDir: string;
+let port: number;
+let server: EmbeddedPostgresServer | undefined;
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'pw-embedded-postgres-'));
+  port = await freePort();
+});
+afterAll(async () => {
+  await server?.stop();
+  await rm(dataDir, { recursive: true, force: true });
+}, 30_000);
+
+describe('the embedded PostgreSQL', { timeout: 90_000 }, () => {
+  it('gives the apps a role that is no superuser, owns its database and cannot COPY … TO PROGRAM', async () => {
+    server = await startEmbeddedPostgres({ dataDir, port });
+    const url = new URL(server.url);
+    expect([url.username, url.hostname, url.pathname]).toEqual([
+      'partner_webhooks',
+      '127.0.0.1',
+      '/partner_webhooks',
+    ]);
+    expect(url.password.length).toBeGreaterThanOrEqual(32);
+    expect(
+      await query(
+        server.url,
+        `select r.rolsuper, pg_get_userbyid(d.datdba) as owner from pg_roles r, pg_database d
+         where r.rolname = current_user and d.datname = current_database()`,
+      ),
+    ).toEqual([{ rolsuper: false, owner: 'partner_webhooks' }]);
+    // The recorder migrates: the owner creates tables.
+    await query(server.url, 'create table kept (id int)');
+    const marker = join(dataDir, 'copy-to-program-ran');
+    await expect(query(server.url, `copy (select 1) to program 'touch ${marker}'`)).rejects.toThrow(
+      /external program/,
+    );
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('listens on loopback only, its socket in a folder only its own user can enter', async () => {
+    const { socketDir } = server!;
+    const folder = await stat(socketDir);
+    expect(folder.mode & 0o777).toBe(0o700);
+    // The user PostgreSQL runs as owns its data folder (as root, the `postgres` system user).
+    expect(folder.uid).toBe((await stat(dataDir)).uid);
+    expect(existsSync(join(socketDir, `.s.PGSQL.${port}`))).toBe(true);
+    expect(await query(server!.url, 'show listen_addresses')).toEqual([
+      { listen_addresses: '127.0.0.1' },
+    ]);
+  });
+
+  it('refuses its superuser over TCP, postgres/postgres included', async () => {
+    for (const password of ['postgres', 'password', '']) {
+      expect(await refusal(`postgres://postgres:${password}@127.0.0.1:${port}/postgres`)).toMatch(
+        /pg_hba\.conf rejects connection|no pg_hba\.conf entry/,
+      );
+    }
+  });
+
+  it('on a data folder of an earlier run with the old credentials, sets a new password at every start', async () => {
+    const first = server!;
+    // What an earlier run left: a superuser password everyone knew.
+    const superuser = { host: first.socketDir, port, user: 'postgres', database: 'postgres' };
+    await query(superuser, "alter role postgres password 'postgres'");
+    await first.stop();
+    server = undefined;
+    expect(existsSync(first.socketDir)).toBe(false);
+
+    server = await startEmbeddedPostgres({ dataDir, port });
+    expect(server.url).not.toBe(first.url);
+    expect(await refusal(first.url)).toMatch(/password authentication failed/);
+    expect(await query(server.url, 'select count(*)::int as n from kept')).toEqual([{ n: 0 }]);
+    expect(
+      await query(
+        { host: server.socketDir, port, user: 'postgres', database: 'postgres' },
+        "select rolpassword is null as none from pg_authid where rolname = 'postgres'",
+      ),
+    ).toEqual([{ none: true }]);
+  });
+});
