@@ -9,6 +9,7 @@ import type {
   AuditLog,
   CircuitStore,
   Logger,
+  RejectedChanges,
   RulesStore,
 } from '@pw/shared';
 import { apiDocs } from './api-docs.js';
@@ -41,6 +42,8 @@ export interface DashboardDeps {
   log: Logger;
   /** Every operator change: a log line and an entry in the record store's audit log. */
   audit: Pick<AuditLog, 'record'>;
+  /** Record changes the store refused, set aside by the recorder. */
+  rejected: Pick<RejectedChanges, 'list' | 'redrive' | 'discard'>;
   /** The console's per-minute trends (`trends.ts`). */
   trends: () => Promise<Trends>;
   /** `ACTIONS_CONFIG`, whose disabled actions a rules preview leaves out. */

@@ -4,6 +4,7 @@ import { Queue } from 'bullmq';
 import { RecordStore } from '@pw/records';
 import {
   AuditLog,
+  RejectedChanges,
   CircuitStore,
   closeServer,
   configOrExit,
@@ -60,6 +61,7 @@ const app = createDashboard({
   operator: new Operator({ actions, outcomes, redis, records }),
   records,
   audit: new AuditLog(redis, prefix, log),
+  rejected: new RejectedChanges(redis, prefix),
   circuits,
   actions,
   rules: new RulesStore(redis, {

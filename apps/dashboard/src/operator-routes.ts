@@ -7,13 +7,15 @@ import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
 import { jsonBodiesOnly } from './json-bodies-only.js';
 import type { Operator } from './operator.js';
 import { recordsApi } from './records-api.js';
+import { rejectedChangeApi } from './rejected-change-routes.js';
+import type { RejectedChangeApiDeps } from './rejected-change-routes.js';
 import type { RecordReader } from './records-api.js';
 import { rulesApi } from './rules-routes.js';
 import type { RulesApiDeps } from './rules-routes.js';
 import type { Trends } from './trends.js';
 import { webhookIdParam } from './webhook-id.js';
 
-export interface OperatorApiDeps extends CircuitApiDeps, RulesApiDeps {
+export interface OperatorApiDeps extends CircuitApiDeps, RulesApiDeps, RejectedChangeApiDeps {
   operator: Operator;
   trends: () => Promise<Trends>;
   /** The record store, when `DATABASE_URL` is set. */
@@ -66,6 +68,7 @@ export function operatorApi(deps: OperatorApiDeps): express.Router {
   });
 
   api.use('/circuits', circuitApi(deps));
+  api.use('/record-changes/rejected', rejectedChangeApi(deps));
   api.use(recordsApi(deps.records));
 
   return api;

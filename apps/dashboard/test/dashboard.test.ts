@@ -4,6 +4,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AuditLog,
+  RejectedChanges,
   actionJobId,
   CircuitStore,
   createLogger,
@@ -108,6 +109,7 @@ beforeAll(() => {
     trends: () => readTrends(redis, prefix, [webhooks, actions]),
     log: createLogger({ name: 'dashboard-test', level: 'silent' }),
     audit: new AuditLog(redis, prefix, createLogger({ name: 'dashboard-test', level: 'silent' })),
+    rejected: new RejectedChanges(redis, prefix),
     credentials: auth,
     logins: new LoginLimit(redis, prefix),
   });

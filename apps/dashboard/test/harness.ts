@@ -5,6 +5,7 @@ import request from 'supertest';
 import { expect, vi } from 'vitest';
 import {
   AuditLog,
+  RejectedChanges,
   actionJobId,
   CircuitStore,
   createLogger,
@@ -92,6 +93,7 @@ export function startDashboard(
     trends: () => readTrends(redis, prefix, [webhooks, actions]),
     log,
     audit: new AuditLog(redis, prefix, log),
+    rejected: new RejectedChanges(redis, prefix),
     credentials: AUTH,
     logins: new LoginLimit(redis, prefix, options.loginLimit),
     ...(options.trustProxyHops === undefined ? {} : { trustProxyHops: options.trustProxyHops }),
