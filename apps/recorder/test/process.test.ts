@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
-import { startEmbeddedPostgres } from '@pw/shared';
+import { EMBEDDED_POSTGRES_ROLE, startEmbeddedPostgres } from '@pw/shared';
 import { ChildRun, freePort, testRedisUrl, uniquePrefix } from '@pw/test-utils';
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -27,9 +27,12 @@ test('waits for a PostgreSQL that is not up yet, then runs', async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'pw-recorder-late-'));
   cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
   const port = await freePort();
-  const run = await recorder(`postgres://postgres:postgres@127.0.0.1:${port}/postgres`);
+  // The apps' role and a password fixed in advance: the recorder is given its address first.
+  const password = 'recorder-waits-for-this';
+  const role = EMBEDDED_POSTGRES_ROLE;
+  const run = await recorder(`postgres://${role}:${password}@127.0.0.1:${port}/${role}`);
   await run.printed('the record store cannot be opened yet');
-  const server = await startEmbeddedPostgres({ dataDir, port, persistent: false });
+  const server = await startEmbeddedPostgres({ dataDir, port, persistent: false, password });
   cleanups.push(() => server.stop());
   await run.printed('recorder running');
   expect(await run.stop('SIGTERM')).toBe(0);

@@ -112,7 +112,9 @@ test('PostgreSQL stopped for 60 s under load: every change waits in Redis and is
   const dataDir = await mkdtemp(join(tmpdir(), 'pw-recorder-pg-'));
   cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
   const port = await freePort();
-  let server = await startEmbeddedPostgres({ dataDir, port });
+  // The apps' password kept across the restart, as a real store's would be.
+  const password = 'recorder-outage-test';
+  let server = await startEmbeddedPostgres({ dataDir, port, password });
   cleanups.push(() => server.stop());
   const store = await RecordStore.open({ databaseUrl: server.url, poolSize: 2 });
   cleanups.push(() => store.close());
@@ -151,7 +153,7 @@ test('PostgreSQL stopped for 60 s under load: every change waits in Redis and is
   await new Promise((resolve) => setTimeout(resolve, 60_000));
   // While it was down the changes piled up in Redis.
   expect(await harness.redis.xlen(recordStreamKey(harness.prefix))).toBeGreaterThan(100);
-  server = await startEmbeddedPostgres({ dataDir, port });
+  server = await startEmbeddedPostgres({ dataDir, port, password });
   const sentBeforeRestart = sent.length;
   await waitFor(() => sent.length >= sentBeforeRestart + 50);
   loading = false;
