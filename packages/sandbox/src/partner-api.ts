@@ -42,6 +42,7 @@ export interface Failure {
   forMs?: number;
   /** Seconds, sent as `Retry-After`. */
   retryAfter?: number;
+  /** The answer's body: a string is sent as plain text, as it is; anything else as JSON. */
   body?: unknown;
 }
 
@@ -236,9 +237,14 @@ export class PartnerApiStandIn {
           received_at: receivedAt,
           at: new Date(),
         });
+      // A text payload is sent as it is (a partner's plain-text error page), anything else as JSON.
+      const text = typeof payload === 'string';
       res
-        .writeHead(status, { 'content-type': 'application/json', ...headers })
-        .end(JSON.stringify(payload));
+        .writeHead(status, {
+          'content-type': text ? 'text/plain; charset=utf-8' : 'application/json',
+          ...headers,
+        })
+        .end(text ? payload : JSON.stringify(payload));
       this.events.emit('call');
     };
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];

@@ -105,27 +105,37 @@ describe('npm start with nothing configured', () => {
   });
 
   it('a logged value with CR/LF or a bidi override is printed escaped: no forged or rewritten log line', async () => {
-    const forged = '09:00:00 ingress   info  FORGED webhook accepted';
-    // U+202E would print the rest of the line right to left, U+2066 isolate what follows.
-    const event = signEvent(
-      { ...sampleEvent('quote'), quote_id: `Q-crlf\r\n${forged}\n\u001b[2J\u202edetpecca\u2066` },
-      DEV_WEBHOOK_SECRET,
-    );
+    // An entity id may hold a bidi override (not a control character): U+202E would print the
+    // rest of the line right to left, U+2066 isolate what follows.
+    const id = 'Q-bidi\u202edetpecca\u2066';
+    // A partner's plain-text error page may hold anything, CR/LF and terminal escapes included.
+    const forged = '09:00:00 worker    info  FORGED action completed';
+    const failed = await fetch(`${system.url.api}/__sandbox/failures`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        status: 400,
+        pathPattern: '/notifications$',
+        carrying: id,
+        body: `refused\r\n${forged}\n\u001b[2J\u202e`,
+      }),
+    });
+    expect(failed.status).toBe(201);
+    const event = signEvent({ ...sampleEvent('quote'), quote_id: id }, DEV_WEBHOOK_SECRET);
     const response = await fetch(`${system.url.ingress}/webhooks/quote-status`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(event),
     });
     expect(response.status).toBe(200);
-    // The id is printed JSON-quoted, escapes and all, on the line of the message that logs it.
-    await system.run.printed('"Q-crlf\\r\\n09:00:00 ingress');
+    // Each value is printed JSON-quoted, escapes and all, on the line of the message that logs it.
+    await system.run.printed('"Q-bidi\\u202edetpecca\\u2066"');
+    await system.run.printed('refused\\r\\n09:00:00 worker');
     const lines = system.run.output.split(/\r?\n/);
-    expect(lines.filter((line) => line.startsWith('09:00:00 ingress'))).toEqual([]);
+    expect(lines.filter((line) => line.startsWith('09:00:00 worker'))).toEqual([]);
     expect(system.run.output).not.toContain('\u001b[2J');
     expect(system.run.output).not.toMatch(/[\u202e\u2066]/);
-    expect(system.run.output).toContain(
-      'FORGED webhook accepted\\n\\u001b[2J\\u202edetpecca\\u2066"',
-    );
+    expect(system.run.output).toContain('FORGED action completed\\n\\u001b[2J\\u202e');
   });
 
   it('Ctrl-C stops everything with exit code 0, and no secret was logged', async () => {
