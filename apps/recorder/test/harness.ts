@@ -102,3 +102,18 @@ export async function schemaStore(
   );
   return { store, schema };
 }
+
+/** Opens `accepted`'s record and runs its one action to completion, as a worker would. */
+export async function completeWebhook(
+  harness: RecorderHarness,
+  accepted: WebhookJobData,
+): Promise<WebhookJobData> {
+  await harness.outcomes.open(accepted);
+  await harness.outcomes.started(accepted.webhook_id, 'notify_customer');
+  await harness.outcomes.settled(accepted.webhook_id, 'notify_customer', 'completed', undefined, {
+    started_at: accepted.received_at,
+    status: 200,
+    duration_ms: 1,
+  });
+  return accepted;
+}

@@ -5,7 +5,15 @@ import { expect, test } from 'vitest';
 import { RecordStore } from '@pw/records';
 import { AuditLog, recordStreamKey, startEmbeddedPostgres } from '@pw/shared';
 import { freePort } from '@pw/test-utils';
-import { drained, job, log, recorderHarness, schemaStore, startRecorder } from './harness.js';
+import {
+  completeWebhook,
+  drained,
+  job,
+  log,
+  recorderHarness,
+  schemaStore,
+  startRecorder,
+} from './harness.js';
 
 const harness = recorderHarness();
 const { cleanups } = harness;
@@ -125,20 +133,7 @@ test('PostgreSQL stopped for 60 s under load: every change waits in Redis and is
   let loading = true;
   const load = (async () => {
     while (loading) {
-      const accepted = job();
-      await harness.outcomes.open(accepted);
-      await harness.outcomes.started(accepted.webhook_id, 'notify_customer');
-      await harness.outcomes.settled(
-        accepted.webhook_id,
-        'notify_customer',
-        'completed',
-        undefined,
-        {
-          started_at: accepted.received_at,
-          status: 200,
-          duration_ms: 1,
-        },
-      );
+      const accepted = await completeWebhook(harness, job());
       sent.push(accepted.webhook_id);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }

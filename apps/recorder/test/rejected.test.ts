@@ -7,7 +7,15 @@ import { RecordStore } from '@pw/records';
 import { AuditLog, IngressCounts, recordStreamKey, RejectedChanges } from '@pw/shared';
 import { freePort } from '@pw/test-utils';
 import { RecorderMetrics } from '../src/metrics.js';
-import { drained, job, log, recorderHarness, schemaStore, startRecorder } from './harness.js';
+import {
+  completeWebhook,
+  drained,
+  job,
+  log,
+  recorderHarness,
+  schemaStore,
+  startRecorder,
+} from './harness.js';
 
 const harness = recorderHarness();
 
@@ -27,19 +35,6 @@ async function metric(metrics: RecorderMetrics, name: string): Promise<number> {
   return Number(line?.split(' ')[1]);
 }
 
-/** Opens a webhook, runs its action to completion, and audits a replay of it. */
-async function completedWebhook() {
-  const accepted = job();
-  await harness.outcomes.open(accepted);
-  await harness.outcomes.started(accepted.webhook_id, 'notify_customer');
-  await harness.outcomes.settled(accepted.webhook_id, 'notify_customer', 'completed', undefined, {
-    started_at: accepted.received_at,
-    status: 200,
-    duration_ms: 2,
-  });
-  return accepted;
-}
-
 test('a change PostgreSQL refuses alone (an index entry over its size limit) is set aside; every change behind it, attempts and audit entries included, is written; re-driven after the fix, it is written too', async () => {
   const { store, schema } = await schemaStore(harness);
   // The index design that let one signed event stop the store: an entity id that does not
@@ -51,7 +46,7 @@ test('a change PostgreSQL refuses alone (an index entry over its size limit) is 
 
   const poison = job(['notify_customer'], { entity_id: randomBytes(2400).toString('base64') });
   await harness.outcomes.open(poison);
-  const later = await completedWebhook();
+  const later = await completeWebhook(harness, job());
   await new AuditLog(harness.redis, harness.prefix, log).record(
     { user: 'ops', action: 'replay', target: later.webhook_id, details: {} },
     'replay',
@@ -102,13 +97,7 @@ test('a re-driven change keeps its place: a webhook change refused and re-driven
   const accepted = job(['notify_customer'], {
     event: { quote_id: 'Q-marked', customer_id: 'C-1', status: 'approved', refuse: 'yes' },
   });
-  await harness.outcomes.open(accepted);
-  await harness.outcomes.started(accepted.webhook_id, 'notify_customer');
-  await harness.outcomes.settled(accepted.webhook_id, 'notify_customer', 'completed', undefined, {
-    started_at: accepted.received_at,
-    status: 200,
-    duration_ms: 2,
-  });
+  await completeWebhook(harness, accepted);
   await drained(harness);
   const rejected = new RejectedChanges(harness.redis, harness.prefix);
   expect(await rejected.count()).toBe(1);
@@ -136,7 +125,7 @@ test('while the store cannot be reached, record_backlog reads the changes waitin
   harness.cleanups.push(() => store.close());
   const metrics = new RecorderMetrics();
   await startRecorder(harness, store, { metrics });
-  for (let n = 0; n < 5; n += 1) await completedWebhook();
+  for (let n = 0; n < 5; n += 1) await completeWebhook(harness, job());
   // And the ingress's counts, which change every minute in a running system.
   const counts = new IngressCounts(harness.redis, harness.prefix, 60_000);
   counts.count('duplicate');
