@@ -19,9 +19,12 @@ local   all  ${SUPERUSER}  trust
 host    ${EMBEDDED_POSTGRES_ROLE}  ${EMBEDDED_POSTGRES_ROLE}  127.0.0.1/32  scram-sha-256
 `;
 
-/** The server's settings that keep it to this machine: loopback, and a socket in `socketDir`. */
-export const accessFlags = (socketDir: string): string[] => [
-  ...['-c', 'listen_addresses=127.0.0.1'],
+/**
+ * The server's settings that keep it to this machine: loopback (or, `tcp` false, no TCP at all),
+ * and a socket in `socketDir`.
+ */
+export const accessFlags = (socketDir: string, tcp = true): string[] => [
+  ...['-c', `listen_addresses=${tcp ? '127.0.0.1' : ''}`],
   ...['-c', `unix_socket_directories=${socketDir}`],
   ...['-c', 'unix_socket_permissions=0700'],
   ...['-c', `hba_file=${join(socketDir, 'pg_hba.conf')}`],

@@ -115,4 +115,29 @@ describe('the embedded PostgreSQL', { timeout: 90_000 }, () => {
       ),
     ).toEqual([{ none: true }]);
   });
+
+  it("a client waiting for it over TCP meets nothing listening until this start's password is set, never a refusal of it", async () => {
+    await server?.stop();
+    server = undefined;
+    // The apps' password of the start to come, known in advance (as a waiting recorder has it).
+    const password = 'the-next-start';
+    const url = `postgres://partner_webhooks:${password}@127.0.0.1:${port}/partner_webhooks`;
+    const seen = new Set<string>();
+    let waiting = true;
+    const client = (async () => {
+      while (waiting) {
+        const answer = await refusal(url);
+        seen.add(answer.startsWith('connect ECONNREFUSED') ? 'refused connection' : answer);
+        if (answer === 'accepted') return;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    })();
+    server = await startEmbeddedPostgres({ dataDir, port, password });
+    await client;
+    waiting = false;
+    // Nothing listening, or PostgreSQL starting up: what a waiting client waits out.
+    const waitedOut = ['accepted', 'refused connection', 'the database system is starting up'];
+    expect([...seen].filter((answer) => !waitedOut.includes(answer))).toEqual([]);
+    expect(seen).toContain('accepted');
+  });
 });

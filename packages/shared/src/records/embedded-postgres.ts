@@ -58,30 +58,41 @@ export async function startEmbeddedPostgres(
   // mkdtemp's folder is mode 0700; a fresh one per start, short enough for a socket's path.
   const socketDir = await mkdtemp(join(tmpdir(), 'pw-postgres-socket-'));
   const output: string[] = [];
-  const server = new EmbeddedPostgres({
-    databaseDir: options.dataDir,
-    port: options.port,
-    user: 'postgres',
-    // initdb's password for the superuser, never used: it is taken away at every start.
-    password: randomBytes(24).toString('base64url'),
-    authMethod: 'scram-sha-256',
-    persistent: options.persistent ?? true,
-    createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: accessFlags(socketDir),
-    onLog: (message: unknown) => void output.push(String(message)),
-    onError: (error: unknown) => void output.push(String(error)),
-  });
-  let started = false;
+  const instance = (tcp: boolean) =>
+    new EmbeddedPostgres({
+      databaseDir: options.dataDir,
+      port: options.port,
+      user: 'postgres',
+      // initdb's password for the superuser, never used: it is taken away at every start.
+      password: randomBytes(24).toString('base64url'),
+      authMethod: 'scram-sha-256',
+      // The setup's stop must keep the data folder the server then starts on.
+      persistent: tcp ? (options.persistent ?? true) : true,
+      createPostgresUser: process.getuid?.() === 0,
+      postgresFlags: accessFlags(socketDir, tcp),
+      onLog: (message: unknown) => void output.push(String(message)),
+      onError: (error: unknown) => void output.push(String(error)),
+    });
+  // First on its socket alone, to give the apps' role this start's password; then on loopback
+  // too (as PostgreSQL's own container image does its setup). A client already waiting for it
+  // finds nothing listening until then, never the role with an earlier password.
+  const setup = instance(false);
+  const server = instance(true);
+  let running: typeof server | undefined;
   try {
-    if (!existsSync(join(options.dataDir, 'PG_VERSION'))) await server.initialise();
+    if (!existsSync(join(options.dataDir, 'PG_VERSION'))) await setup.initialise();
     // The data folder belongs to the user PostgreSQL runs as (initdb insists).
     await writeAccessRules(socketDir, await stat(options.dataDir));
+    await setup.start();
+    running = setup;
+    await grantAppRole(setup.getPgClient('postgres', socketDir), password);
+    await setup.stop();
+    running = undefined;
     await server.start();
-    started = true;
-    await grantAppRole(server.getPgClient('postgres', socketDir), password);
+    running = server;
   } catch (error) {
     // Only a running server: the package's stop() waits for an exit that has already happened.
-    if (started) await server.stop().catch(() => undefined);
+    if (running) await running.stop().catch(() => undefined);
     await rm(socketDir, { recursive: true, force: true });
     throw new Error(
       `the embedded PostgreSQL did not start: ${String(error)}\n${output.slice(-10).join('')}`,
