@@ -42,9 +42,10 @@ export const ERROR_CODES = {
   unavailable: {
     status: 503,
     when:
-      'not confirmed: the queue did not durably confirm the webhook in time (answered within 5 ' +
-      'seconds). It may or may not have been enqueued: retry it; a retry of one that did get in ' +
-      'is answered as a repeat, with its first acknowledgement, and runs nothing twice',
+      'not confirmed: Redis did not confirm the webhook within 3 seconds (sooner when it is ' +
+      'known to be unreachable), or the ingress met an unexpected error. It may or may not have ' +
+      'been enqueued: retry it; a retry of one that did get in is answered as a repeat, with its ' +
+      'first acknowledgement, and runs nothing twice',
   },
 } as const satisfies Record<string, { status: number; when: string }>;
 
