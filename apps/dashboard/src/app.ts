@@ -34,7 +34,7 @@ export interface DashboardDeps {
   queues: readonly Queue[];
   operator: Operator;
   rules: Pick<RulesStore, 'read' | 'replace'>;
-  /** The partner targets' circuits (contract section 11), shared with the workers through Redis. */
+  /** The partner targets' circuits, shared with the workers through Redis. */
   circuits: CircuitStore;
   /** The `actions` queue, where closing a circuit wakes the jobs it held. */
   actions: Queue<ActionJobData>;

@@ -14,9 +14,10 @@ export interface CircuitApiDeps {
 const overrideSchema = z.object({ state: z.enum(['open', 'closed']) });
 
 /**
- * The circuits of the partner targets (contract section 11), mounted at `/api/circuits` behind
- * the operator API's body parsing: read them all, or open or close one by hand. `:target` is the
- * target string percent-encoded (its `/` as `%2F`).
+ * The circuits of the partner targets, mounted at `/api/circuits` behind the operator API's body
+ * parsing: read them all, or open or close one by hand. `:target` is the target string
+ * percent-encoded (its `/` as `%2F`). The circuit's rules:
+ * docs/reliability-and-security.md#outages-the-circuit-breaker.
  */
 export function circuitApi(deps: CircuitApiDeps): express.Router {
   const { circuits } = deps;

@@ -25,7 +25,7 @@ const CONSOLE_POLICY = helmet.contentSecurityPolicy({
 });
 
 /**
- * The operator console (contract section 12) at `/`: the page and its bundle, built into
+ * The operator console (docs/console.md) at `/`: the page and its bundle, built into
  * `directory` by `build-console.ts`. Without a bundle, `/` says how to build one.
  */
 export function consoleAssets(directory: string): express.Router {

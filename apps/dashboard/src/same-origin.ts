@@ -22,7 +22,7 @@ const reachedOrigin = (req: Request): string | undefined => {
 };
 
 /**
- * Refuses cross-site requests that could change something (contract section 7): a method other
+ * Refuses cross-site requests that could change something (docs/operations.md): a method other
  * than GET/HEAD/OPTIONS gets 403 `forbidden_origin` when `Sec-Fetch-Site` is `cross-site`, or when
  * an `Origin` header is present and is not the dashboard's own origin. That origin is the one of
  * `publicUrl` when given (a dashboard behind a proxy, where the scheme and `Host` seen here are the

@@ -1,8 +1,8 @@
-// The queue board cannot create or edit jobs (contract sections 7 and 10): a job added or edited
-// through it would be sent by the worker to the partner API with the real bearer token, past every
-// signature and schema check. Its retry, promote, clean and remove buttons stay, and each use is
-// logged with the operator's name (contract section 12). Driven through bull-board's own HTTP
-// routes, as its UI calls them, against real queues.
+// The queue board cannot create or edit jobs (docs/reliability-and-security.md#security): a job
+// added or edited through it would be sent by the worker to the partner API with the real bearer
+// token, past every signature and schema check. Its retry, promote, clean and remove buttons stay,
+// and each use is audited with the operator's name (docs/records.md). Driven through bull-board's
+// own HTTP routes, as its UI calls them, against real queues.
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import { connect } from 'node:net';

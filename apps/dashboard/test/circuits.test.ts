@@ -1,7 +1,7 @@
-// The circuits of the partner targets in the operator API (contract sections 7, 11 and 12): an
-// operator reads them, opens one by hand for planned maintenance, and closes it, which wakes the
-// actions it held at once. The circuits are set up as workers set them, through a CircuitStore on
-// the dashboard's prefix.
+// The circuits of the partner targets in the operator API (docs/operations.md): an operator reads
+// them, opens one by hand for planned maintenance, and closes it, which wakes the actions it held
+// at once. The circuits are set up as workers set them, through a CircuitStore on the dashboard's
+// prefix.
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actionJobId, CircuitStore } from '@pw/shared';

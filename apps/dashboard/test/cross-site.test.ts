@@ -1,6 +1,6 @@
-// Cross-site requests cannot change anything (contract sections 7 and 10): a foreign page's
-// form or fetch reaches the dashboard with the operator's cached basic-auth credentials attached,
-// so the answer depends on where the request comes from, not on the credentials.
+// Cross-site requests cannot change anything (docs/operations.md): a foreign page's form or fetch
+// reaches the dashboard with the operator's cached basic-auth credentials attached, so the answer
+// depends on where the request comes from, not on the credentials.
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_RULES } from '@pw/shared';

@@ -1,6 +1,6 @@
-// What every answer says about itself (contract section 7): authenticated answers are never
-// cached (`Cache-Control: no-store`), and no answer names the framework (`X-Powered-By`), the
-// queue board's included, which is an Express app of bull-board's own.
+// What every answer says about itself: authenticated answers are never cached (`Cache-Control:
+// no-store`), and no answer names the framework (`X-Powered-By`), the queue board's included,
+// which is an Express app of bull-board's own.
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDashboard } from './harness.js';

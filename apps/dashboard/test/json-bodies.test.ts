@@ -1,6 +1,6 @@
-// The operator API reads request bodies only as application/json (contract section 7): a form or
-// text/plain body is what a page can send anywhere without a CORS preflight, so it is refused
-// whole rather than read as an empty filter that matches everything.
+// The operator API reads request bodies only as application/json: a form or text/plain body is
+// what a page can send anywhere without a CORS preflight, so it is refused whole rather than read
+// as an empty filter that matches everything.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_RULES } from '@pw/shared';
 import { startDashboard } from './harness.js';

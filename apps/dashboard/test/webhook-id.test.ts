@@ -1,6 +1,6 @@
-// A `:webhook_id` that is not `wh_` and 22 base64url characters gets 404 without a look-up
-// (contract section 7): names such as `meta` or `events` would otherwise reach BullMQ's own keys
-// under the same prefix, which are no records (a 500 WRONGTYPE before this check).
+// A `:webhook_id` that is not `wh_` and 22 base64url characters gets 404 without a look-up:
+// names such as `meta` or `events` would otherwise reach BullMQ's own keys under the same prefix,
+// which are no records (a 500 WRONGTYPE without this check).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDashboard } from './harness.js';
 import type { DashboardHarness } from './harness.js';

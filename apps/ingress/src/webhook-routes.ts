@@ -9,7 +9,7 @@ import { parseWebhook } from './parse-webhook.js';
 import type { ParseSettings } from './parse-webhook.js';
 import type { AcceptedWebhook, IncomingWebhook } from './webhook-intake.js';
 
-/** Where the routing rules come from; a fixed list now, live rules later. */
+/** Where the routing rules come from: the live rules the dashboard edits (`LiveRules`, main.ts). */
 export interface RulesSource {
   current(): readonly RoutingRule[];
 }

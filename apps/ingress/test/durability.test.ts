@@ -23,7 +23,7 @@ const post = (body: unknown) =>
   request(harness.app)
     .post(path)
     .set('content-type', 'application/json')
-    // The contract: answered within 5 seconds, never a hang.
+    // Answered within the 5 seconds the API allows, never a hang: the ingress gives Redis 3 s.
     .timeout(5000)
     .send(JSON.stringify(body));
 

@@ -157,7 +157,7 @@ describe('the ingress process, as `npm start` runs it', () => {
       INGRESS_PORT: String(await freePort()),
     });
     try {
-      // Before it was refused, `prod` ran the development defaults: the ingress started.
+      // Were `prod` taken, the ingress would start with the development defaults and listen.
       const listening = bad.printed('ingress listening').then(
         () => 'listening',
         () => new Promise<never>(() => undefined),

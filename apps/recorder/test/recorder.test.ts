@@ -144,7 +144,7 @@ test('PostgreSQL stopped for 60 s under load: every change waits in Redis and is
   };
   await waitFor(() => sent.length >= 20);
   await server.stop();
-  // The outage itself: a minute, by the clock, as the issue asks.
+  // The outage itself: a minute, by the clock (docs/records.md).
   await new Promise((resolve) => setTimeout(resolve, 60_000));
   // While it was down the changes piled up in Redis.
   expect(await harness.redis.xlen(recordStreamKey(harness.prefix))).toBeGreaterThan(100);

@@ -37,7 +37,7 @@ async function metric(metrics: RecorderMetrics, name: string): Promise<number> {
 
 test('a change PostgreSQL refuses alone (an index entry over its size limit) is set aside; every change behind it, attempts and audit entries included, is written; re-driven after the fix, it is written too', async () => {
   const { store, schema } = await schemaStore(harness);
-  // The index design that let one signed event stop the store: an entity id that does not
+  // An index on the entity id itself, as the store must not have: an entity id that does not
   // compress outgrows a B-tree entry, and PostgreSQL refuses the row (SQLSTATE 54000).
   const db = await adminPool(schema);
   await db.query(`create index plain_entity on webhooks (entity_id)`);

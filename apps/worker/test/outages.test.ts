@@ -11,10 +11,11 @@ import { webhookJob } from './fixtures.js';
 import { startWorkerHarness } from './harness.js';
 import type { WorkerHarness } from './harness.js';
 
-// Contract section 11: an outage of a partner target, of any length, ends in completed actions,
-// not dead letters, and the target sees at most the threshold plus one probe per interval.
+// An outage of a partner target, of any length, ends in completed actions, not dead letters, and
+// the target sees at most the threshold plus one probe per interval
+// (docs/reliability-and-security.md#outages-the-circuit-breaker).
 
-/** How long each dependency stays away: the scenario the issue names, not a wait for an event. */
+/** How long each dependency stays away: a minute by the clock, not a wait for an event. */
 const OUTAGE_MS = 60_000;
 const THRESHOLD = 10;
 const PROBE_MS = 2000;

@@ -1,6 +1,7 @@
 // What an outside sender controls (the event's ids and fields, the partner's answers) cannot
-// steer the worker's calls, break its look-ups or blow up what it records (contract sections 6,
-// 10 and 12), checked against the real worker and the sandbox partner API.
+// steer the worker's calls, break its look-ups or blow up what it records
+// (docs/architecture.md#actions-and-the-worker, docs/reliability-and-security.md#security),
+// checked against the real worker and the sandbox partner API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
 import type { Job } from 'bullmq';
