@@ -52,8 +52,8 @@ export interface RecordStoreOptions {
 const READ_SNAPSHOT = 'begin isolation level repeatable read read only';
 
 /**
- * The record store (contract section 12) in PostgreSQL: the recorder writes batches of changes
- * to it, the operator API reads webhooks, their history, the audit log and the ledger from it.
+ * The record store (docs/records.md) in PostgreSQL: the recorder writes batches of changes to
+ * it, the operator API reads webhooks, their history, the audit log and the ledger from it.
  */
 export class RecordStore {
   private constructor(private readonly pool: pg.Pool) {}

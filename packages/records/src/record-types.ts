@@ -1,6 +1,6 @@
 import type { ActionOutcome, AttemptRecord, AuditRecord, WebhookState } from '@pw/shared';
 
-/** A webhook as search lists it (contract section 12): its outcome record without event or history. */
+/** A webhook as search lists it (docs/records.md): its outcome record without event or history. */
 export interface WebhookSummary {
   webhook_id: string;
   event_type: string;
@@ -21,7 +21,7 @@ export interface ActionRecord extends ActionOutcome {
   history: AttemptRecord[];
 }
 
-/** A webhook's whole outcome record (contract sections 7 and 12). */
+/** A webhook's whole outcome record, as `GET /api/webhooks/:id` answers it (docs/records.md). */
 export interface WebhookRecord extends Omit<WebhookSummary, 'actions'> {
   /** The event as received; null when only its outcome changes have been recorded. */
   event: Record<string, unknown> | null;
@@ -72,7 +72,7 @@ export interface IngressCount {
   count: number;
 }
 
-/** Where the webhooks accepted in [from, to) stand (contract section 12's ledger). */
+/** Where the webhooks accepted in [from, to) stand: the ledger (docs/records.md). */
 export interface Ledger {
   /** `from` rounded down to the minute, ISO 8601. */
   from: string;

@@ -5,8 +5,9 @@ import type { Logger } from './logger.js';
 import { flushTracing } from './tracing.js';
 
 /**
- * Time-outs on every listening socket (contract section 10): a client that trickles its headers
- * or its body cannot hold a connection, and the memory behind it, for longer than these.
+ * Time-outs on every listening socket (docs/reliability-and-security.md#security): a client that
+ * trickles its headers or its body cannot hold a connection, and the memory behind it, for longer
+ * than these.
  */
 export const SERVER_TIMEOUTS = Object.freeze({
   /** The whole request line and headers. */

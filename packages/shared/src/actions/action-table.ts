@@ -24,7 +24,7 @@ interface ActionRow {
 }
 
 /**
- * Every built-in action (contract, section 6): the one place an action is added. Its name, the
+ * Every built-in action (docs/architecture.md): the one place an action is added. Its name, the
  * event type that sets it off, its default call (`ACTIONS_CONFIG` can change method and path),
  * whether it changes the partner's state, and its default routing rule (every condition must
  * hold; none: always). The action names, each event's actions, the default rules and the

@@ -6,7 +6,7 @@ import type { AuditRecord } from './record-changes.js';
 /**
  * The audit log's writer: every operator change is one log line with `audit: true` and one
  * `audit` change on the record stream, which the recorder keeps in the record store
- * `RECORD_RETENTION_DAYS` (contract section 12). The change is made before it is audited; an
+ * `RECORD_RETENTION_DAYS` (docs/records.md). The change is made before it is audited; an
  * audit entry that cannot reach Redis is still in the log, and its failure is logged too.
  */
 export class AuditLog {

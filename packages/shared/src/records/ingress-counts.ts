@@ -6,11 +6,12 @@ import type { RedisClient } from '../redis.js';
 export const INGRESS_COUNTS_KEEP_SECONDS = 172_800;
 
 /**
- * The ingress's per-minute counts of duplicates and refusals (by code), for the ledger (contract
- * section 12). Accepted webhooks are counted in the add's own script; these are counted in memory
- * and sent once a second in one pipeline, so a flood of refused requests costs Redis nothing per
- * request. Best effort: counts that cannot be sent while Redis is away are dropped, with the
- * requests they counted (which were refused or answered as repeats, and changed nothing).
+ * The ingress's per-minute counts of duplicates and refusals (by code), for the ledger
+ * (docs/records.md). Accepted webhooks are counted in the add's own script; these are counted in
+ * memory and sent once a second in one pipeline, so a flood of refused requests costs Redis
+ * nothing per request. Best effort: counts that cannot be sent while Redis is away are dropped,
+ * with the requests they counted (which were refused or answered as repeats, and changed
+ * nothing).
  */
 export class IngressCounts {
   private pending = new Map<string, Map<string, number>>();

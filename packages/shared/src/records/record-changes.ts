@@ -1,7 +1,7 @@
 import type { WebhookOutcome } from '../outcomes/outcome-store.js';
 
 /**
- * The record store's change stream (contract section 12): every change to a webhook's record and
+ * The record store's change stream (docs/records.md): every change to a webhook's record and
  * every operator change is appended to one Redis stream, in the same command as the change itself,
  * and the recorder writes it to PostgreSQL in batches. Nothing on the hot path waits for
  * PostgreSQL; a change waits in the stream while PostgreSQL is away.
@@ -15,7 +15,7 @@ export const RECORDER_GROUP = 'recorder';
 export const ATTEMPT_OUTCOMES = ['completed', 'retrying', 'failed', 'skipped', 'held'] as const;
 export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
 
-/** One entry of an action's `history` (contract section 12). */
+/** One entry of an action's `history`. */
 export interface AttemptRecord {
   /** The action's call count when it ended (a hold without a call repeats the last number). */
   attempt: number;
@@ -41,7 +41,7 @@ export interface AcceptedWebhookRecord {
   event: Record<string, unknown>;
 }
 
-/** One operator change (contract section 12's audit log). */
+/** One operator change: an entry of the audit log. */
 export interface AuditRecord {
   at: string;
   /** The basic-auth user who made it. */

@@ -30,7 +30,7 @@ export type RoutingRule = z.output<typeof routingRuleSchema>;
 
 export const routingRulesSchema = z.array(routingRuleSchema);
 
-/** The contract's default rules (section 6): one per action, from the action table. */
+/** The default routing rules: one per action, from the action table (docs/architecture.md). */
 export const DEFAULT_RULES: readonly RoutingRule[] = routingRulesSchema.parse(
   ACTION_NAMES.map((action) => ({
     event_type: ACTION_SPECS[action].eventType,
