@@ -1,4 +1,4 @@
-// The flood phase's bodies (issue "Trust", finding 1): JSON objects of nearly MAX_BODY_BYTES that
+// The flood phase's bodies (docs/performance.md): JSON objects of nearly MAX_BODY_BYTES that
 // no configured secret signed, in the two shapes that cost an ingress most before it can tell the
 // sender is not genuine. Each carries a well-formed forged `signature`, so that a verifier cannot
 // refuse it on the signature's form alone and must compute its digests.
@@ -26,7 +26,7 @@ function letters(n: number, width: number): string {
 }
 
 /**
- * The issue's shape: one object of ~29,000 four-letter keys in no order (each costs a sort
+ * The many-keys shape: one object of ~29,000 four-letter keys in no order (each costs a sort
  * comparison and a property), padded to exactly `bytes` by a last string member.
  */
 export function manyKeysBody(bytes: number): FloodBody {

@@ -1,4 +1,4 @@
-// `npm run bench`: the benchmark of the contract's section 9. One run measures the baselines (a
+// `npm run bench` (docs/performance.md). One run measures the baselines (a
 // bare Express JSON echo, raw BullMQ enqueue and no-op worker) and the real ingress and worker
 // processes on the same machine, prints a table and writes bench/results.json. Each phase is a
 // module of phases/; this one runs them in order and puts their figures together.

@@ -1,4 +1,4 @@
-// The worker's fair baseline (contract section 9): a raw BullMQ Worker at the same concurrency
+// The worker's fair baseline (docs/performance.md): a raw BullMQ Worker at the same concurrency
 // whose processor makes the same partner-API call with undici, over a keep-alive pool of the same
 // size, to the same stand-in, with a bearer token fetched once (no token manager, no records, no
 // circuits, no logs). Run with plain node by the bench, it drains COUNT jobs from the queue

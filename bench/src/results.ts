@@ -28,7 +28,7 @@ type Failures = 'non_2xx' | 'errors';
 export interface Figures {
   echo: Record<Load | 'rss_mb', number>;
   raw_bullmq: Record<'enqueue_per_s' | 'noop_worker_jobs_per_s' | 'concurrency', number>;
-  /** The raw BullMQ worker making the same partner-API call (section 9's worker baseline). */
+  /** The raw BullMQ worker making the same partner-API call (the worker's fair baseline). */
   raw_http_worker: Record<
     | 'jobs_per_s'
     | 'cpu_ms_per_job'

@@ -1,6 +1,6 @@
 // Legitimate ack latency, paced, on one ingress process (the rate limit is per process): alone,
 // then while unsigned bodies of nearly MAX_BODY_BYTES, the two shapes in turn, arrive from another
-// sender address at twice INGRESS_RATE_LIMIT (contract section 9; issue "Trust", finding 1). In
+// sender address at twice INGRESS_RATE_LIMIT (docs/performance.md). In
 // between, each shape alone at the limit gives its CPU cost to the ingress, from /proc: other load
 // on the machine barely moves that figure, where it moves latencies a lot.
 import { setTimeout as delay } from 'node:timers/promises';

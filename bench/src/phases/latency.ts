@@ -1,6 +1,6 @@
 // Webhooks offered at a rate the worker sustains (`--rate`; by default half the rate it drained
 // earlier in the run): from enqueue, and from the ack, to the start of each webhook's first action,
-// and from the ack to the completion of its last (contract section 9). At that rate nothing waits
+// and from the ack to the completion of its last (docs/performance.md). At that rate nothing waits
 // in a backlog: these are the latencies of the path itself.
 import { Queue } from 'bullmq';
 import { QUEUE_NAMES } from '@pw/shared';

@@ -1,4 +1,4 @@
-// The worker's fair baseline (contract section 9): a raw BullMQ Worker, in a process of its own,
+// The worker's fair baseline (docs/performance.md): a raw BullMQ Worker, in a process of its own,
 // making the same partner-API call with undici to the same stand-in for the same webhooks the
 // real worker drains, at the same concurrency; no token manager, no records. Its jobs are built
 // from the action jobs the ingress phases queued: the same paths, the same bodies.

@@ -1,6 +1,7 @@
-// Tracing's cost (issue #17): the ingress (one process) and the worker draining the backlog, each
-// four times in this run: without the tracing bootstrap, with it but no endpoint (tracing off, as
-// shipped), and exporting every trace or one in ten to an OTLP/HTTP sink in this process.
+// Tracing's cost, in rounds of its own (docs/performance.md): the ingress (one process) and the
+// worker draining the backlog, each in four modes: without the tracing bootstrap, with it but no
+// endpoint (tracing off, as shipped), and exporting every trace or one in ten to an OTLP/HTTP sink
+// in this process.
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -101,8 +101,7 @@ const stopAll = (workers: ChildRun[]) => Promise.all(workers.map((worker) => wor
  * Webhooks per drain: about as many actions as the raw HTTP worker gets jobs
  * (`rawHttpJobs`), so that both workers are measured over the same amount of work, their
  * start-up (the JIT compiling their code) weighing as much in each; the bench's events carry
- * 1.33 actions each. (Until the fourth session of issue #18 a drain was 400 webhooks per second
- * of `--duration`, some 5,300 actions against the baseline's 15,000 jobs.)
+ * 1.33 actions each.
  */
 export const backlogSize = (bench: BenchRun) =>
   bench.options.quick ? 500 : Math.round(rawHttpJobs(bench) / 1.33);
