@@ -1,8 +1,8 @@
 import { readRepoFile } from './repo.js';
 
 /**
- * The variables of the contract's configuration table (section 3), and the recorder's health port
- * (section 12).
+ * The variables of the fixed external surface (docs/configuration.md), and the recorder's health
+ * port (docs/records.md).
  */
 export const CONTRACT_VARIABLES = [
   'NODE_ENV',
@@ -35,8 +35,7 @@ export const CONTRACT_VARIABLES = [
   'DATABASE_URL',
   'RECORD_RETENTION_DAYS',
   'RECORDER_HEALTH_PORT',
-  // Section 3's "OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_SERVICE_NAME, ...":
-  // OpenTelemetry's own variables, of which compose passes these.
+  // OpenTelemetry's own variables (docs/operations.md#tracing), of which compose passes these.
   'OTEL_EXPORTER_OTLP_ENDPOINT',
   'OTEL_EXPORTER_OTLP_PROTOCOL',
   'OTEL_SERVICE_NAME',

@@ -17,7 +17,7 @@ const PORT_VARIABLE = {
   recorder: 'RECORDER_HEALTH_PORT',
   dashboard: 'DASHBOARD_PORT',
 } as const;
-/** The apps that use the record store (contract section 12). */
+/** The apps that use the record store (docs/records.md). */
 const RECORD_STORE_APPS = ['recorder', 'dashboard'] as const;
 
 const { compose, raw, uses } = loadCompose();

@@ -1,5 +1,6 @@
 // A signed event cannot steer the worker's authenticated calls to another path of the partner API
-// (contract sections 6 and 10): through the real ingress, worker and sandbox partner API.
+// (docs/architecture.md#actions-and-the-worker): through the real ingress, worker and sandbox
+// partner API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   acknowledgementSchema,
