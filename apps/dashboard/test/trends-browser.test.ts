@@ -1,41 +1,20 @@
 // The console's trends page in a headless Chromium whose clock the test sets: both charts' time
 // axes lie within the last hour of that clock, the waiting chart's too when it has one reading
 // time (uPlot would stretch such an axis on by 1,000 days); no console error or CSP violation.
-import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Browser, Locator } from 'playwright-core';
+import type { Locator } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, plainWebhookJob } from '@pw/test-utils';
-import { buildConsole } from '../build-console.js';
-import { AUTH, startDashboard } from './harness.js';
-import type { DashboardHarness } from './harness.js';
+import { plainWebhookJob } from '@pw/test-utils';
+import { startConsoleInBrowser } from './console-browser.js';
+import type { ConsoleInBrowser } from './console-browser.js';
 
 const HOUR_MS = 3_600_000;
 
-let folder: string;
-let h: DashboardHarness;
-let server: Server;
-let browser: Browser;
+let browsing: ConsoleInBrowser;
 
 beforeAll(async () => {
-  folder = await mkdtemp(join(tmpdir(), 'pw-console-'));
-  await buildConsole(join(folder, 'console'));
-  h = startDashboard({ consoleDir: join(folder, 'console') });
-  server = createServer(h.app).listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  browser = await launchChromium();
+  browsing = await startConsoleInBrowser();
 }, 60_000);
-afterAll(async () => {
-  await browser?.close();
-  server?.close();
-  await h?.close();
-  await rm(folder, { recursive: true, force: true });
-});
+afterAll(() => browsing?.close());
 
 /** The ends of a chart's time axis, in milliseconds, once it has drawn data. */
 async function timeAxis(chart: Locator): Promise<{ from: number; to: number }> {
@@ -49,25 +28,16 @@ async function timeAxis(chart: Locator): Promise<{ from: number; to: number }> {
 describe('the console’s trends page', () => {
   it('draws both time axes within the last hour of the page’s clock, the first reading too', async () => {
     // A webhook job left waiting: the waiting chart has a value to draw.
-    await h.webhooks.add('quote.status_changed', plainWebhookJob('wh_TTTTTTTTTTTTTTTTTTTTTT'));
-    const context = await browser.newContext({
-      httpCredentials: { username: AUTH.user, password: AUTH.password },
-    });
-    await context.addInitScript({
-      content: `document.addEventListener('securitypolicyviolation', (event) => {
-        console.error('CSP violation: ' + event.violatedDirective + ' ' + event.blockedURI);
-      });`,
-    });
-    const page = await context.newPage();
+    await browsing.h.webhooks.add(
+      'quote.status_changed',
+      plainWebhookJob('wh_TTTTTTTTTTTTTTTTTTTTTT'),
+    );
     const problems: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(message.text());
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
+    const page = await browsing.newPage(problems);
     // The page's clock stands still at the test's: every reading it takes has this one time.
     const now = Date.now();
     await page.clock.setFixedTime(now);
-    await page.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/#/trends`);
+    await page.goto(browsing.url('#/trends'));
 
     const perMinute = await timeAxis(page.getByRole('img', { name: 'Per minute' }));
     const waited = page.getByRole('img', { name: 'Seconds waited, since this page opened' });
@@ -86,6 +56,6 @@ describe('the console’s trends page', () => {
     // The one reading ends the axis, five minutes wide.
     expect(waiting).toEqual({ from: now - 300_000, to: now });
     expect(problems).toEqual([]);
-    await context.close();
+    await page.context().close();
   }, 60_000);
 });
