@@ -1,6 +1,9 @@
 // The health check of the images (the Dockerfile's HEALTHCHECK) and of docker-compose.yml:
 //   node deploy/healthcheck.mjs PORT_VARIABLE DEFAULT_PORT PATH
 //   node deploy/healthcheck.mjs WORKER_HEALTH_PORT 3002 /healthz
+//   node deploy/healthcheck.mjs
+// Without arguments, the three come from HEALTHCHECK_PORT_VARIABLE, HEALTHCHECK_DEFAULT_PORT and
+// HEALTHCHECK_PATH: the app images share one HEALTHCHECK, and each sets them in its ENV.
 // Docker does not expand variables in an exec-form HEALTHCHECK, so this reads the port from the
 // named variable of the container's environment (DEFAULT_PORT when it is unset or empty), then
 // GETs http://127.0.0.1:<port><PATH> with a 4 s timeout. Exits 0 on a 2xx answer, 1 on anything
@@ -16,9 +19,17 @@ function fail(reason) {
   process.exit(1);
 }
 
-const [variable, fallback, path, ...extra] = process.argv.slice(2);
+const given = process.argv.slice(2);
+const { HEALTHCHECK_PORT_VARIABLE, HEALTHCHECK_DEFAULT_PORT, HEALTHCHECK_PATH } = process.env;
+const [variable, fallback, path, ...extra] =
+  given.length > 0
+    ? given
+    : [HEALTHCHECK_PORT_VARIABLE, HEALTHCHECK_DEFAULT_PORT, HEALTHCHECK_PATH];
 if (!variable || !fallback || !path?.startsWith('/') || extra.length > 0)
-  fail('usage: node deploy/healthcheck.mjs PORT_VARIABLE DEFAULT_PORT /path');
+  fail(
+    'usage: node deploy/healthcheck.mjs PORT_VARIABLE DEFAULT_PORT /path, or no arguments with ' +
+      'HEALTHCHECK_PORT_VARIABLE, HEALTHCHECK_DEFAULT_PORT and HEALTHCHECK_PATH set',
+  );
 
 const port = process.env[variable] || fallback;
 if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535)

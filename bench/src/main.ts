@@ -16,12 +16,14 @@ import { latencyPhase } from './phases/latency.js';
 import { rawBullmqPhase } from './phases/raw-bullmq.js';
 import { rawHttpWorkerPhase } from './phases/raw-http.js';
 import { sustainedPhase } from './phases/sustained.js';
+import type { SustainedFigures } from './phases/sustained.js';
 import { tracingPhase } from './phases/tracing.js';
 import { workerDrainPhase } from './phases/worker-drain.js';
 import { buildApps, sandboxStats, startIngress, startSandbox } from './processes.js';
 import type { Sandbox, Server } from './processes.js';
 import { printTable } from './report.js';
 import { redisInfo } from './redis-info.js';
+import type { SandboxStats } from './sandbox-process.js';
 import {
   median,
   medianOf,
@@ -116,6 +118,84 @@ function roundRatios(f: RoundFigures): Pick<Ratios, RoundRatio> {
   };
 }
 
+/** The compared phases, in `--rounds` rounds, each with its ratios. */
+async function comparedRounds(sandbox: Sandbox): Promise<Results['rounds']> {
+  const rounds: Results['rounds'] = [];
+  for (let i = 1; i <= options.rounds; i++) {
+    bench.log(`round ${i} of ${options.rounds}`);
+    const figures = await round(sandbox);
+    rounds.push({ figures, ratios: roundRatios(figures) });
+  }
+  return rounds;
+}
+
+/** Tracing's cost, in rounds of its own: each compares its four modes, one after the other. */
+async function tracingRounds(sandbox: Sandbox): Promise<Results['tracing_rounds']> {
+  const rounds: Results['tracing_rounds'] = [];
+  for (let i = 1; i <= options.rounds; i++) {
+    bench.log(`tracing, round ${i} of ${options.rounds}`);
+    const figures = await tracingPhase(bench, sandbox);
+    await bench.clearKeys();
+    rounds.push({ figures, ratios: tracingRatios(figures) });
+  }
+  return rounds;
+}
+
+/** The largest RSS of each process, over the rounds and the sustained phase. */
+function rssPeakMb(
+  rounds: Results['rounds'],
+  sustained: SustainedFigures['rss'],
+): Figures['rss_peak_mb'] {
+  return {
+    ingress_per_process: Math.max(
+      ...rounds.map(({ figures: f }) =>
+        Math.max(f.ingress_single.rss_mb, f.ingress_cluster.rss_mb_largest_process),
+      ),
+      sustained.ingressLargestProcess,
+    ),
+    ingress_cluster_total: Math.max(
+      ...rounds.map(({ figures: f }) => f.ingress_cluster.rss_mb_total),
+      sustained.ingressTotal,
+    ),
+    worker: Math.max(...rounds.map(({ figures: f }) => f.worker.rss_mb), sustained.worker),
+    sandbox: Math.max(...rssPeaks, sustained.sandbox),
+  };
+}
+
+/** Tokens asked for and partner calls made over the run, which started at `startedAt`. */
+function tokenFigures(stats: SandboxStats, startedAt: Date): Figures['tokens'] {
+  return {
+    requests: stats.tokenRequests - bench.ownTokenRequests,
+    partner_api_calls: stats.apiCalls,
+    worker_processes_started: bench.workerStarts,
+    token_lifetime_s: TOKEN_LIFETIME_SECONDS,
+    run_s: Math.round((Date.now() - startedAt.getTime()) / 1000),
+  };
+}
+
+/** Each ratio of the rounds and of tracing's rounds: its median, and its lowest and highest. */
+function ratiosOverRounds(
+  rounds: Results['rounds'],
+  tracing: Results['tracing_rounds'],
+): { medians: Pick<Ratios, RoundRatio | TracingRatio>; ranges: Results['ranges'] } {
+  const rangeOf = (values: number[]): [number, number] => [
+    Math.min(...values),
+    Math.max(...values),
+  ];
+  const over = <T>(summary: (values: number[]) => T) => ({
+    ...Object.fromEntries(
+      ROUND_RATIOS.map((name) => [name, summary(rounds.map((one) => one.ratios[name]))]),
+    ),
+    ...Object.fromEntries(
+      TRACING_RATIOS.map((name) => [name, summary(tracing.map((one) => one.ratios[name]))]),
+    ),
+  });
+  return {
+    medians: over(median) as Pick<Ratios, RoundRatio | TracingRatio>,
+    ranges: over(rangeOf) as Results['ranges'],
+  };
+}
+
 /**
  * Builds the apps, runs the compared phases in rounds, then the others once; each phase stops
  * what it starts unless it says not.
@@ -131,23 +211,9 @@ async function runPhases(): Promise<Results> {
 
   bench.log('sandbox: identity provider and partner API (its own process)');
   const sandbox = await startSandbox(bench);
-  const rounds: Results['rounds'] = [];
-  for (let i = 1; i <= options.rounds; i++) {
-    bench.log(`round ${i} of ${options.rounds}`);
-    const figures = await round(sandbox);
-    rounds.push({ figures, ratios: roundRatios(figures) });
-  }
+  const rounds = await comparedRounds(sandbox);
   const middle = medianOf(rounds.map((one) => one.figures));
-
-  // Tracing's cost, in rounds of its own: each compares its four modes, one after the other.
-  const tracingRounds: Results['tracing_rounds'] = [];
-  for (let i = 1; i <= options.rounds; i++) {
-    bench.log(`tracing, round ${i} of ${options.rounds}`);
-    const figures = await tracingPhase(bench, sandbox);
-    await bench.clearKeys();
-    tracingRounds.push({ figures, ratios: tracingRatios(figures) });
-  }
-  const tracing = medianOf(tracingRounds.map((one) => one.figures));
+  const tracing = await tracingRounds(sandbox);
   const ingress = await startIngress(bench, options.redisUrl, bench.cores);
   const sustained = await sustainedPhase(bench, ingress, sandbox);
   const paced = await sustainedLatency(ingress, sandbox, middle);
@@ -156,65 +222,27 @@ async function runPhases(): Promise<Results> {
   const flood = floodSettings(options);
   const flooding = await floodPhase(bench, flood);
   const aof = await aofPhase(bench, middle.ingress_single.accepted_per_s);
-  const tokens = await sandboxStats(sandbox);
+  const stats = await sandboxStats(sandbox);
 
   const figures: Figures = {
     ...middle,
     sustained_2000: sustained.sustained,
     paced,
-    rss_peak_mb: {
-      ingress_per_process: Math.max(
-        ...rounds.map(({ figures: f }) =>
-          Math.max(f.ingress_single.rss_mb, f.ingress_cluster.rss_mb_largest_process),
-        ),
-        sustained.rss.ingressLargestProcess,
-      ),
-      ingress_cluster_total: Math.max(
-        ...rounds.map(({ figures: f }) => f.ingress_cluster.rss_mb_total),
-        sustained.rss.ingressTotal,
-      ),
-      worker: Math.max(...rounds.map(({ figures: f }) => f.worker.rss_mb), sustained.rss.worker),
-      sandbox: Math.max(...rssPeaks, sustained.rss.sandbox),
-    },
-    tokens: {
-      requests: tokens.tokenRequests - bench.ownTokenRequests,
-      partner_api_calls: tokens.apiCalls,
-      worker_processes_started: bench.workerStarts,
-      token_lifetime_s: TOKEN_LIFETIME_SECONDS,
-      run_s: Math.round((Date.now() - startedAt.getTime()) / 1000),
-    },
+    rss_peak_mb: rssPeakMb(rounds, sustained.rss),
+    tokens: tokenFigures(stats, startedAt),
     aof_everysec: aof,
     flood_unsigned: flooding.figures,
-    tracing,
+    tracing: medianOf(tracing.map((one) => one.figures)),
   };
-  const rangeOf = (values: number[]): [number, number] => [
-    Math.min(...values),
-    Math.max(...values),
-  ];
-  const ranges = {
-    ...Object.fromEntries(
-      ROUND_RATIOS.map((name) => [name, rangeOf(rounds.map((one) => one.ratios[name]))]),
-    ),
-    ...Object.fromEntries(
-      TRACING_RATIOS.map((name) => [name, rangeOf(tracingRounds.map((one) => one.ratios[name]))]),
-    ),
-  } as Results['ranges'];
-  const ratios: Ratios = {
-    ...(Object.fromEntries(
-      ROUND_RATIOS.map((name) => [name, median(rounds.map((one) => one.ratios[name]))]),
-    ) as Pick<Ratios, RoundRatio>),
-    ...(Object.fromEntries(
-      TRACING_RATIOS.map((name) => [name, median(tracingRounds.map((one) => one.ratios[name]))]),
-    ) as Pick<Ratios, TracingRatio>),
-    ...onceRatios(figures, flooding.cpuMs),
-  };
+  const { medians, ranges } = ratiosOverRounds(rounds, tracing);
+  const ratios: Ratios = { ...medians, ...onceRatios(figures, flooding.cpuMs) };
   return {
     machine: machineOf(startedAt, redis.version, bodyBytes),
     figures,
     ratios,
     ranges,
     rounds,
-    tracing_rounds: tracingRounds,
+    tracing_rounds: tracing,
     targets: evaluateTargets({ figures, ratios }),
     notes: benchNotes(flood, flooding.figures),
   };

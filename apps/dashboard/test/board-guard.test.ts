@@ -11,7 +11,8 @@ import type { Worker } from 'bullmq';
 import type { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { actionJobId, QUEUE_NAMES } from '@pw/shared';
-import type { ActionJobData, WebhookJobData } from '@pw/shared';
+import type { ActionJobData } from '@pw/shared';
+import { plainWebhookJob } from '@pw/test-utils';
 import {
   AUTH,
   failedAction as failedActionOf,
@@ -44,15 +45,6 @@ const actionData = (webhookId: string): ActionJobData => ({
   event_type: 'quote.status_changed',
   event: {},
   backoff: { type: 'fixed', delay_ms: 1 },
-});
-
-const webhookData = (webhookId: string): WebhookJobData => ({
-  webhook_id: webhookId,
-  event_type: 'quote.status_changed',
-  entity_id: 'Q-1',
-  received_at: new Date().toISOString(),
-  actions: ['notify_customer'],
-  event: {},
 });
 
 const failedAction = (webhookId: string) => failedActionOf(h, webhookId);
@@ -97,7 +89,7 @@ describe('the queue board', () => {
 
   it('refuses every other change to jobs and queues, and they stay as they were', async () => {
     const id = 'wh_BBBBBBBBBBBBBBBBBBBBBB';
-    const data = webhookData(id);
+    const data = plainWebhookJob(id);
     await h.webhooks.add('quote.status_changed', data, { jobId: id });
     const job = jobPath(QUEUE_NAMES.webhooks, id);
     const queue = `${BOARD}/${QUEUE_NAMES.webhooks}`;
@@ -191,7 +183,7 @@ describe('the queue board', () => {
     });
 
     const delayed = 'wh_FFFFFFFFFFFFFFFFFFFFFF';
-    await h.webhooks.add('quote.status_changed', webhookData(delayed), {
+    await h.webhooks.add('quote.status_changed', plainWebhookJob(delayed), {
       jobId: delayed,
       delay: 60_000,
     });
@@ -240,7 +232,7 @@ describe('the queue board', () => {
 
   it('cannot remove or clean webhook jobs: BullMQ would drop their deduplication keys, and a repeat would run again', async () => {
     const webhookId = 'wh_HHHHHHHHHHHHHHHHHHHHHH';
-    await h.webhooks.add('quote.status_changed', webhookData(webhookId), {
+    await h.webhooks.add('quote.status_changed', plainWebhookJob(webhookId), {
       jobId: webhookId,
       deduplication: { id: 'digest-of-the-event', ttl: 600_000 },
     });

@@ -15,7 +15,7 @@ import {
   RulesStore,
 } from '@pw/shared';
 import type { ActionJobData, WebhookJobData } from '@pw/shared';
-import { deleteKeys, testRedisUrl, uniquePrefix } from '@pw/test-utils';
+import { deleteKeys, plainWebhookJob, testRedisUrl, uniquePrefix } from '@pw/test-utils';
 import { createDashboard } from '../src/app.js';
 import { LoginLimit } from '../src/login-limit.js';
 import { createDashboardMetrics } from '../src/metrics.js';
@@ -51,14 +51,9 @@ async function webhook(
   eventType: ActionJobData['event_type'],
   names: ActionJobData['action'][],
 ) {
-  await outcomes.open({
-    webhook_id: id,
-    event_type: eventType,
-    entity_id: 'E-1',
-    received_at: new Date().toISOString(),
-    actions: names,
-    event: {},
-  });
+  await outcomes.open(
+    plainWebhookJob(id, { event_type: eventType, entity_id: 'E-1', actions: names }),
+  );
   await actions.addBulk(
     names.map((name) => ({
       name,
@@ -193,14 +188,7 @@ describe('webhook status, dead letters and replay', () => {
   });
 
   it('a webhook whose actions all wait is `queued`', async () => {
-    const data: WebhookJobData = {
-      webhook_id: 'wh_queued0000000000000000',
-      event_type: 'quote.status_changed',
-      entity_id: 'Q-1',
-      received_at: new Date().toISOString(),
-      actions: ['notify_customer'],
-      event: {},
-    };
+    const data = plainWebhookJob('wh_queued0000000000000000');
     await outcomes.open(data);
     const body = (await get(`/api/webhooks/${data.webhook_id}`)).body as {
       state: string;
@@ -317,14 +305,7 @@ describe('webhook status, dead letters and replay', () => {
       'start_billing',
     ]);
     await settled('wh_trendA0000000000000000');
-    await outcomes.open({
-      webhook_id: 'wh_trendB0000000000000000',
-      event_type: 'quote.status_changed',
-      entity_id: 'Q-9',
-      received_at: new Date().toISOString(),
-      actions: ['notify_customer'],
-      event: {},
-    });
+    await outcomes.open(plainWebhookJob('wh_trendB0000000000000000', { entity_id: 'Q-9' }));
     await outcomes.held('wh_trendB0000000000000000', 'notify_customer');
     // A webhook job added 90 s ago that no worker has taken (none runs on this queue here).
     const waiting = await webhooks.add('quote.status_changed', {} as WebhookJobData, {

@@ -1,38 +1,22 @@
 // The console's dead letters page in a headless Chromium, over more than one page of real failed
 // jobs: it shows a page, follows "Older dead letters" to the end, and counts a dry run over every
 // page; no console error or CSP violation on the way.
-import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Worker } from 'bullmq';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ActionJobData } from '@pw/shared';
-import { launchChromium } from '@pw/test-utils';
-import { buildConsole } from '../build-console.js';
-import { AUTH, failedActions, standInWorker, startDashboard } from './harness.js';
-import type { DashboardHarness } from './harness.js';
+import { startConsoleInBrowser } from './console-browser.js';
+import type { ConsoleInBrowser } from './console-browser.js';
+import { failedActions, standInWorker } from './harness.js';
 
-let folder: string;
-let h: DashboardHarness;
-let server: Server;
-let browser: Browser;
+let browsing: ConsoleInBrowser;
 let worker: Worker<ActionJobData>;
 
 beforeAll(async () => {
-  folder = await mkdtemp(join(tmpdir(), 'pw-console-'));
-  await buildConsole(join(folder, 'console'));
-  h = startDashboard({ consoleDir: join(folder, 'console') });
-  worker = standInWorker(h, new Set(), 20);
-  server = createServer(h.app).listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  browser = await launchChromium();
+  browsing = await startConsoleInBrowser();
+  worker = standInWorker(browsing.h, new Set(), 20);
   await failedActions(
-    h,
+    browsing.h,
     Array.from({ length: 230 }, (_, i) => ({
       webhook_id: `wh_${String(i).padStart(22, 'd')}`,
       ...(i % 2 === 0
@@ -42,32 +26,9 @@ beforeAll(async () => {
   );
 }, 60_000);
 afterAll(async () => {
-  await browser?.close();
-  server?.close();
   await worker?.close();
-  await h?.close();
-  await rm(folder, { recursive: true, force: true });
+  await browsing?.close();
 });
-
-/** The console at `hash`, signed in; console errors and CSP violations go to `problems`. */
-async function open(hash: string, problems: string[]): Promise<Page> {
-  const context = await browser.newContext({
-    httpCredentials: { username: AUTH.user, password: AUTH.password },
-  });
-  await context.addInitScript({
-    content: `document.addEventListener('securitypolicyviolation', (event) => {
-      console.error('CSP violation: ' + event.violatedDirective + ' ' + event.blockedURI);
-    });`,
-  });
-  const page = await context.newPage();
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(message.text());
-  });
-  page.on('pageerror', (error) => problems.push(error.message));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  await page.goto(`${base}/${hash}`);
-  return page;
-}
 
 /** The webhook ids the page's table lists. */
 const listed = (page: Page) => page.locator('table tbody tr td:first-child').allTextContents();
@@ -75,7 +36,7 @@ const listed = (page: Page) => page.locator('table tbody tr td:first-child').all
 describe('the console’s dead letters page', () => {
   it('pages through every dead letter with "Older dead letters", and a dry run counts them all', async () => {
     const problems: string[] = [];
-    const page = await open('#/dead-letters', problems);
+    const page = await browsing.open('#/dead-letters', problems);
     const seen: string[] = [];
     for (const [count, later] of [
       [100, ''],
@@ -95,7 +56,7 @@ describe('the console’s dead letters page', () => {
     await page.getByRole('button', { name: 'Count the dead letters to replay' }).click();
     await page.getByRole('button', { name: 'Replay 230 actions…' }).waitFor();
 
-    const locks = await open('#/dead-letters?action=lock_price', problems);
+    const locks = await browsing.open('#/dead-letters?action=lock_price', problems);
     await locks.getByText('100 dead letters, newest first.').waitFor();
     await locks.getByRole('link', { name: 'Older dead letters' }).click();
     await locks.getByText('15 dead letters, newest first (a later page).').waitFor();

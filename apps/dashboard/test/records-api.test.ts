@@ -2,7 +2,7 @@
 // store. (What they find is tested end to end in tests/e2e/test/records.test.ts.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RecordStore } from '@pw/records';
-import { testSchema } from '@pw/test-utils';
+import { plainWebhookJob, testSchema } from '@pw/test-utils';
 import type { TestSchema } from '@pw/test-utils';
 import { failedAction, standInWorker, startDashboard } from './harness.js';
 import type { DashboardHarness } from './harness.js';
@@ -21,16 +21,6 @@ afterAll(async () => {
   await Promise.all([h.close(), bare.close()]);
   await store.close();
   await schema.drop();
-});
-
-/** A webhook as the worker opens its record in Redis: one action, waiting. */
-const queuedWebhook = (webhookId: string) => ({
-  webhook_id: webhookId,
-  event_type: 'quote.status_changed' as const,
-  entity_id: 'Q-1',
-  received_at: new Date().toISOString(),
-  actions: ['notify_customer' as const],
-  event: {},
 });
 
 describe('search, audit log and ledger', () => {
@@ -117,7 +107,7 @@ describe('search, audit log and ledger', () => {
       },
     });
     try {
-      const data = queuedWebhook('wh_storeaway0000000000000');
+      const data = plainWebhookJob('wh_storeaway0000000000000');
       await broken.outcomes.open(data);
       const response = await broken.as('get', `/api/webhooks/${data.webhook_id}`);
       expect(response.status).toBe(200);
@@ -132,7 +122,7 @@ describe('search, audit log and ledger', () => {
   });
 
   it('a webhook the store has not received yet is answered from Redis, its trace id null until it has', async () => {
-    const data = queuedWebhook('wh_notstoredyet0000000000');
+    const data = plainWebhookJob('wh_notstoredyet0000000000');
     await h.outcomes.open(data);
     const response = await h.as('get', `/api/webhooks/${data.webhook_id}`);
     expect(response.status).toBe(200);

@@ -1,6 +1,6 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { chromium } from 'playwright-core';
-import type { Browser } from 'playwright-core';
+import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 
 export const CHROMIUM_ERROR_CODES = {
   pathNotExecutable: 'chromium_path_not_executable',
@@ -91,4 +91,29 @@ export async function launchChromium(): Promise<Browser> {
     );
   }
   return chromium.launch({ executablePath, headless: true, args: [...CHROMIUM_ARGS] });
+}
+
+/** Turns a CSP violation, which Chromium reports as an event on the document, into a console error. */
+const REPORT_CSP_VIOLATIONS = `document.addEventListener('securitypolicyviolation', (event) => {
+  console.error('CSP violation: ' + event.violatedDirective + ' ' + event.blockedURI);
+});`;
+
+/**
+ * A page of a new context of `browser` (made with `options`; closing it is the caller's), whose
+ * console errors, page errors and CSP violations are pushed to `problems` as they come: a test
+ * expects it empty at the end.
+ */
+export async function watchedPage(
+  browser: Browser,
+  options: BrowserContextOptions,
+  problems: string[],
+): Promise<Page> {
+  const context = await browser.newContext(options);
+  await context.addInitScript({ content: REPORT_CSP_VIOLATIONS });
+  const page = await context.newPage();
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`${message.text()} ${message.location().url}`);
+  });
+  page.on('pageerror', (error) => problems.push(error.message));
+  return page;
 }

@@ -140,3 +140,15 @@ export function lineage(stages: Stage[], name: string): Stage[] {
   const parent = stages.find((candidate) => candidate.name === own.from);
   return parent ? [own, ...lineage(stages, parent.name)] : [own];
 }
+
+/**
+ * The instruction with `keyword` that the image of stage `name` gets: the stage's last, else its
+ * nearest parent's (USER, HEALTHCHECK and CMD carry over to the stages built FROM one).
+ */
+export function inherited(stages: Stage[], name: string, keyword: string): Instruction | undefined {
+  for (const stage of lineage(stages, name)) {
+    const found = stage.instructions.findLast((instruction) => instruction.keyword === keyword);
+    if (found) return found;
+  }
+  return undefined;
+}

@@ -7,7 +7,14 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '@pw/test-utils';
-import { dockerfileHealthcheck, HEALTHCHECK_SCRIPT, runHealthCheck } from '../src/health-check.js';
+import { parseStages } from '../src/dockerfile.js';
+import {
+  dockerfileHealthcheckCommand,
+  HEALTHCHECK_SCRIPT,
+  runHealthCheck,
+} from '../src/health-check.js';
+import { imageEnvironment } from '../src/image-layout.js';
+import { readRepoFile } from '../src/repo.js';
 
 /** A variable nothing else sets, so "unset" means unset. */
 const VARIABLE = 'PW_HEALTHCHECK_TEST_PORT';
@@ -88,7 +95,29 @@ describe('deploy/healthcheck.mjs', () => {
     expect(elapsed).toBeLessThan(9_000);
   });
 
-  // The Dockerfile's own commands reach the server through their port variable and ask their path.
+  it('without arguments, takes them from HEALTHCHECK_PORT_VARIABLE, HEALTHCHECK_DEFAULT_PORT and HEALTHCHECK_PATH', async () => {
+    const from = (fallback: string, path: string) => ({
+      HEALTHCHECK_PORT_VARIABLE: VARIABLE,
+      HEALTHCHECK_DEFAULT_PORT: fallback,
+      HEALTHCHECK_PATH: path,
+    });
+    const bare = ['node', HEALTHCHECK_SCRIPT];
+    expect(await runHealthCheck(bare, { ...from(closed, '/env-variable'), [VARIABLE]: port })).toBe(
+      0,
+    );
+    expect(requests.at(-1)).toBe('/env-variable');
+    expect(await runHealthCheck(bare, from(port, '/env-default'))).toBe(0);
+    expect(requests.at(-1)).toBe('/env-default');
+    expect(await runHealthCheck(bare, from(closed, '/status/200'))).toBe(1);
+    const before = requests.length;
+    expect(await runHealthCheck(bare, { ...from(port, '/x'), HEALTHCHECK_PATH: '' })).toBe(1);
+    expect(await runHealthCheck(bare, { ...from(port, 'no-slash') })).toBe(1);
+    expect(requests.length).toBe(before);
+  });
+
+  // The Dockerfile's own commands, as written and in their image's environment, reach the server
+  // through their port variable and ask their path.
+  const stages = parseStages(readRepoFile('Dockerfile'));
   for (const [target, variable, path] of [
     ['ingress', 'INGRESS_PORT', '/healthz'],
     ['worker', 'WORKER_HEALTH_PORT', '/healthz'],
@@ -97,7 +126,8 @@ describe('deploy/healthcheck.mjs', () => {
     ['partner-api', 'SANDBOX_API_PORT', '/__sandbox/health'],
   ] as const) {
     it(`the ${target} image's HEALTHCHECK asks ${path} on ${variable}`, async () => {
-      expect(await runHealthCheck(dockerfileHealthcheck(target), { [variable]: port })).toBe(0);
+      const env = { ...imageEnvironment(stages, target), [variable]: port };
+      expect(await runHealthCheck(dockerfileHealthcheckCommand(target), env)).toBe(0);
       expect(requests.at(-1)).toBe(path);
     });
   }

@@ -24,7 +24,7 @@ import { loadCompose } from '../src/compose.js';
 import { APP_PORTS } from '../src/contract.js';
 import type { App } from '../src/contract.js';
 import { parseStages } from '../src/dockerfile.js';
-import { dockerfileHealthcheck, runHealthCheck } from '../src/health-check.js';
+import { dockerfileHealthcheckCommand, runHealthCheck } from '../src/health-check.js';
 import { buildOutputs, imageEnvironment, layOutImage } from '../src/image-layout.js';
 import { schemaDatabaseUrl } from '../src/postgres.js';
 import { readRepoFile, repoFileExists, repoPath } from '../src/repo.js';
@@ -133,9 +133,8 @@ describe('the app images, laid out as the Dockerfile copies them', { timeout: 90
           : {}),
       };
       await startImage(app, folder, env, port);
-      expect(
-        await runHealthCheck(dockerfileHealthcheck(app), { [APPS[app]]: String(port) }, folder),
-      ).toBe(0);
+      // As Docker runs it: the command as written, in the container's environment.
+      expect(await runHealthCheck(dockerfileHealthcheckCommand(app), env, folder)).toBe(0);
 
       if (app === 'recorder') {
         // Asked with the image's own pg: the versions the recorder applied.

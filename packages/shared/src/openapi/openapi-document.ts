@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type {
+  ComponentsObject,
   ContentObject,
   ExampleObject,
   HeaderObject,
@@ -301,13 +302,84 @@ function webhookOperation(definition: EventDefinition): Operation {
 const statusSchema = (status: string, extra: z.ZodRawShape = {}) =>
   jsonSchema(z.object({ status: z.literal(status), ...extra }), 'output');
 
+const json = (schema: SchemaObject): ContentObject => ({ 'application/json': { schema } });
+
+/** The ingress's paths besides the webhooks: health, readiness, metrics and this document. */
+function operationsPaths(): Record<string, PathItem> {
+  return {
+    '/healthz': {
+      get: {
+        operationId: 'health',
+        tags: ['operations'],
+        summary: 'The process is up',
+        responses: { '200': { description: 'Up', content: json(statusSchema('ok')) } },
+      },
+    },
+    '/readyz': {
+      get: {
+        operationId: 'readiness',
+        tags: ['operations'],
+        summary: 'Redis answers, so webhooks can be accepted',
+        responses: {
+          '200': { description: 'Ready', content: json(statusSchema('ready')) },
+          '503': {
+            description: 'Redis is not reachable',
+            content: json(statusSchema('unavailable', { reason: z.string() })),
+          },
+        },
+      },
+    },
+    '/metrics': {
+      get: {
+        operationId: 'metrics',
+        tags: ['operations'],
+        summary: 'Prometheus metrics, among them `webhooks_received_total{event_type,outcome}`',
+        responses: {
+          '200': {
+            description: 'Prometheus text exposition format',
+            content: { 'text/plain': { schema: { type: 'string' } } },
+          },
+        },
+      },
+    },
+    '/openapi.json': {
+      get: {
+        operationId: 'openApiDocument',
+        tags: ['operations'],
+        summary: 'This document',
+        responses: {
+          '200': { description: 'OpenAPI 3.1', content: json({ type: 'object' }) },
+        },
+      },
+    },
+  };
+}
+
+/** The schema of each event and of the acknowledgement, and the rate-limit headers. */
+function components(definitions: EventDefinition[]): ComponentsObject {
+  return {
+    schemas: {
+      ...Object.fromEntries(
+        definitions.map((definition) => [
+          schemaName(definition),
+          {
+            ...jsonSchema(definition.schema, 'input'),
+            description: `\`${definition.type}\`, posted to \`${definition.path}\`. Members not listed are kept, not refused.`,
+          },
+        ]),
+      ),
+      Acknowledgement: jsonSchema(acknowledgementSchema, 'output'),
+    },
+    headers: RATE_LIMIT_HEADERS,
+  };
+}
+
 /**
- * The ingress's OpenAPI 3.1 document. Long because it is the document's literal top level (info,
- * servers, tags, the health and metrics paths); each webhook operation is built apart.
+ * The ingress's OpenAPI 3.1 document: its top level (info, servers, tags), a path per webhook
+ * endpoint, then the operations paths and the components.
  */
 export function openApiDocument(options: OpenApiOptions = {}): OpenApiDocument {
   const definitions = Object.values(EVENT_REGISTRY);
-  const json = (schema: SchemaObject): ContentObject => ({ 'application/json': { schema } });
   const document: Document = {
     openapi: '3.1.0',
     info: {
@@ -330,67 +402,9 @@ export function openApiDocument(options: OpenApiOptions = {}): OpenApiDocument {
       ...Object.fromEntries(
         definitions.map((definition) => [definition.path, { post: webhookOperation(definition) }]),
       ),
-      '/healthz': {
-        get: {
-          operationId: 'health',
-          tags: ['operations'],
-          summary: 'The process is up',
-          responses: { '200': { description: 'Up', content: json(statusSchema('ok')) } },
-        },
-      },
-      '/readyz': {
-        get: {
-          operationId: 'readiness',
-          tags: ['operations'],
-          summary: 'Redis answers, so webhooks can be accepted',
-          responses: {
-            '200': { description: 'Ready', content: json(statusSchema('ready')) },
-            '503': {
-              description: 'Redis is not reachable',
-              content: json(statusSchema('unavailable', { reason: z.string() })),
-            },
-          },
-        },
-      },
-      '/metrics': {
-        get: {
-          operationId: 'metrics',
-          tags: ['operations'],
-          summary: 'Prometheus metrics, among them `webhooks_received_total{event_type,outcome}`',
-          responses: {
-            '200': {
-              description: 'Prometheus text exposition format',
-              content: { 'text/plain': { schema: { type: 'string' } } },
-            },
-          },
-        },
-      },
-      '/openapi.json': {
-        get: {
-          operationId: 'openApiDocument',
-          tags: ['operations'],
-          summary: 'This document',
-          responses: {
-            '200': { description: 'OpenAPI 3.1', content: json({ type: 'object' }) },
-          },
-        },
-      },
+      ...operationsPaths(),
     },
-    components: {
-      schemas: {
-        ...Object.fromEntries(
-          definitions.map((definition) => [
-            schemaName(definition),
-            {
-              ...jsonSchema(definition.schema, 'input'),
-              description: `\`${definition.type}\`, posted to \`${definition.path}\`. Members not listed are kept, not refused.`,
-            },
-          ]),
-        ),
-        Acknowledgement: jsonSchema(acknowledgementSchema, 'output'),
-      },
-      headers: RATE_LIMIT_HEADERS,
-    },
+    components: components(definitions),
   };
   return document;
 }

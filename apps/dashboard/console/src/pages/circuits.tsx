@@ -5,6 +5,9 @@ import { api } from '../api.js';
 import type { Circuit } from '../api.js';
 import { Badge, Columns, ConfirmButton, ErrorBox, Show, Time, useLoad } from '../ui.js';
 
+/** Opens or closes a target's circuit by hand. */
+type Override = (target: string, state: 'open' | 'closed') => Promise<void>;
+
 export function CircuitsPage() {
   const [loaded, reload] = useLoad(
     () => api<{ circuits: Circuit[] }>('/circuits'),
@@ -12,7 +15,7 @@ export function CircuitsPage() {
     3000,
   );
   const [error, setError] = useState<Error>();
-  const override = async (target: string, state: 'open' | 'closed') => {
+  const override: Override = async (target, state) => {
     try {
       await api(`/circuits/${encodeURIComponent(target)}`, { method: 'PUT', body: { state } });
       setError(undefined);
@@ -35,58 +38,63 @@ export function CircuitsPage() {
           circuits.length === 0 ? (
             <p class="muted">No target has been called yet.</p>
           ) : (
-            <div class="scroll">
-              <table>
-                <Columns
-                  names={[
-                    'Target',
-                    'State',
-                    'Since',
-                    'Failures in a row',
-                    'Held actions',
-                    'Change',
-                  ]}
-                />
-                <tbody>
-                  {circuits.map((circuit) => (
-                    <tr key={circuit.target}>
-                      <td>
-                        <code>{circuit.target}</code>
-                      </td>
-                      <td>
-                        <Badge state={circuit.state} />
-                        {circuit.manual && <span class="muted"> (by hand)</span>}
-                      </td>
-                      <td>
-                        <Time at={circuit.since} />
-                      </td>
-                      <td>{circuit.consecutive_failures}</td>
-                      <td class="held-count">{circuit.held_actions}</td>
-                      <td>
-                        {circuit.state === 'open' ? (
-                          <ConfirmButton
-                            label="Close"
-                            question="Close it? Held actions run at once."
-                            confirmLabel="Close circuit"
-                            action={() => override(circuit.target, 'closed')}
-                          />
-                        ) : (
-                          <ConfirmButton
-                            label="Open"
-                            question="Open it? Its actions are held until you close it."
-                            confirmLabel="Open circuit"
-                            action={() => override(circuit.target, 'open')}
-                          />
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <CircuitTable circuits={circuits} override={override} />
           )
         }
       </Show>
     </section>
+  );
+}
+
+function CircuitTable({ circuits, override }: { circuits: Circuit[]; override: Override }) {
+  return (
+    <div class="scroll">
+      <table>
+        <Columns
+          names={['Target', 'State', 'Since', 'Failures in a row', 'Held actions', 'Change']}
+        />
+        <tbody>
+          {circuits.map((circuit) => (
+            <CircuitRow key={circuit.target} circuit={circuit} override={override} />
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function CircuitRow({ circuit, override }: { circuit: Circuit; override: Override }) {
+  return (
+    <tr>
+      <td>
+        <code>{circuit.target}</code>
+      </td>
+      <td>
+        <Badge state={circuit.state} />
+        {circuit.manual && <span class="muted"> (by hand)</span>}
+      </td>
+      <td>
+        <Time at={circuit.since} />
+      </td>
+      <td>{circuit.consecutive_failures}</td>
+      <td class="held-count">{circuit.held_actions}</td>
+      <td>
+        {circuit.state === 'open' ? (
+          <ConfirmButton
+            label="Close"
+            question="Close it? Held actions run at once."
+            confirmLabel="Close circuit"
+            action={() => override(circuit.target, 'closed')}
+          />
+        ) : (
+          <ConfirmButton
+            label="Open"
+            question="Open it? Its actions are held until you close it."
+            confirmLabel="Open circuit"
+            action={() => override(circuit.target, 'open')}
+          />
+        )}
+      </td>
+    </tr>
   );
 }

@@ -81,9 +81,35 @@ export function TrendsPage() {
   );
 }
 
+/** The narrowest time axis, in the charts' unit: seconds, uPlot's default (`ms: 1e-3`). */
+const MIN_SPAN_SECONDS = 300;
+
+/**
+ * The time axis: at least five minutes wide, and never past the last time charted. When every time
+ * is the same (the first reading, or readings under a frozen clock), uPlot widens the axis by
+ * `86400 / ms` of the times' unit: with seconds (`ms: 1e-3`) that is 86,400,000 s, not a day's
+ * 86,400, and the axis ran on 1,000 days (into 2029). A zoom inside the data keeps its range.
+ */
+function timeRange(chart: uPlot, min: number, max: number): uPlot.Range.MinMax {
+  const times = chart.data[0];
+  const last = times[times.length - 1];
+  const end = last === undefined ? max : Math.min(max, last);
+  return [Math.min(min, end - MIN_SPAN_SECONDS), end];
+}
+
+/** Writes the chart's time axis ends on its holder as ISO times: `data-from`, `data-to`. */
+function showTimeRange(chart: uPlot, holder: HTMLElement): void {
+  const { min, max } = chart.scales.x ?? {};
+  // Before the first data, uPlot leaves them null whatever its types say.
+  if (typeof min !== 'number' || typeof max !== 'number') return;
+  holder.dataset.from = new Date(min * 1000).toISOString();
+  holder.dataset.to = new Date(max * 1000).toISOString();
+}
+
 /**
  * One uPlot chart, made once and given new data on each refresh; as wide as its container.
- * `data-points` counts the non-zero values drawn (for a reader of the page, and for its tests).
+ * `data-points` counts the non-zero values drawn, `data-from` and `data-to` are the ends of its
+ * time axis (for a reader of the page, and for its tests).
  */
 function Chart({
   title,
@@ -103,9 +129,15 @@ function Chart({
       title,
       width: Math.max(280, element.clientWidth),
       height: 240,
-      // At least five minutes wide: a chart of one reading would otherwise span years.
-      scales: { x: { time: true, range: (_chart, min, max) => [Math.min(min, max - 300), max] } },
+      scales: { x: { time: true, range: timeRange } },
       series: [{}, ...series.map(({ label, stroke }) => ({ label, stroke, width: 2 }))],
+      hooks: {
+        setScale: [
+          (self, key) => {
+            if (key === 'x') showTimeRange(self, element);
+          },
+        ],
+      },
     };
     chart.current = new uPlot(options, data, element);
     const resize = () =>
