@@ -1,4 +1,5 @@
 export * from './redis-server.js';
+export * from './redis-probe.js';
 export * from './redis-cluster.js';
 export * from './test-redis.js';
 export * from './fixtures.js';
