@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LocalRedisError, startLocalRedis } from './local-redis.js';
 import type { LocalRedis, LocalRedisOptions } from './local-redis.js';
-import { redisContainerArgs } from './redis-container.js';
+import { dockerAnswers, redisContainerArgs } from './redis-container.js';
 import { redisAnswers } from './redis-probe.js';
 import { freePort } from './redis-server.js';
 
@@ -95,5 +95,19 @@ describe('redisContainerArgs', () => {
         '',
       ],
     );
+  });
+});
+
+describe('dockerAnswers', () => {
+  it('asks the engine, briefly: a docker command whose engine does not answer is no Docker', () => {
+    const asked: [readonly string[], number | undefined][] = [];
+    expect(dockerAnswers((args, timeoutMs) => (asked.push([args, timeoutMs]), '28.2.2'))).toBe(
+      true,
+    );
+    expect(asked).toEqual([[['info', '--format', '{{.ServerVersion}}'], 10_000]]);
+    const noEngine = () => {
+      throw new Error('docker info exited with 1: Cannot connect to the Docker daemon');
+    };
+    expect(dockerAnswers(noEngine)).toBe(false);
   });
 });

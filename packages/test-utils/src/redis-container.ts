@@ -6,11 +6,11 @@ import { waitForRedis } from './redis-probe.js';
 export const REDIS_IMAGE = 'redis:7-alpine';
 
 /** Runs `docker …`: its output when it succeeded; else it throws with its last error line. */
-export type DockerCli = (args: readonly string[]) => string;
+export type DockerCli = (args: readonly string[], timeoutMs?: number) => string;
 
-export const dockerCli: DockerCli = (args) => {
-  // An image pull may take minutes; `docker stop` waits 10 s for Redis to write its file.
-  const result = spawnSync('docker', args, { encoding: 'utf8', timeout: 600_000 });
+/** The `docker` command; by default it may take minutes, as an image pull does. */
+export const dockerCli: DockerCli = (args, timeoutMs = 600_000) => {
+  const result = spawnSync('docker', args, { encoding: 'utf8', timeout: timeoutMs });
   if (result.error) throw result.error;
   if (result.status !== 0) {
     const said = result.stderr.trim().split('\n').at(-1);
@@ -19,10 +19,10 @@ export const dockerCli: DockerCli = (args) => {
   return result.stdout.trim();
 };
 
-/** Whether a Docker engine answers: a `docker` command without one is not enough. */
+/** Whether a Docker engine answers within 10 s: a `docker` command without one is not enough. */
 export function dockerAnswers(docker: DockerCli = dockerCli): boolean {
   try {
-    docker(['info', '--format', '{{.ServerVersion}}']);
+    docker(['info', '--format', '{{.ServerVersion}}'], 10_000);
     return true;
   } catch {
     return false;
