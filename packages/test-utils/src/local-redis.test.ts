@@ -8,6 +8,7 @@ import type { LocalRedis, LocalRedisOptions } from './local-redis.js';
 import { dockerAnswers, redisContainerArgs } from './redis-container.js';
 import { redisAnswers } from './redis-probe.js';
 import { freePort } from './redis-server.js';
+import { testRedisUrl } from './test-redis.js';
 
 const started: LocalRedis[] = [];
 const dirs: string[] = [];
@@ -56,6 +57,17 @@ describe('startLocalRedis', () => {
     expect(o.said).toEqual([
       "redis-server is not on the PATH: installing Debian's redis-server package (apt-get install redis-server)",
     ]);
+    expect(await redisAnswers('127.0.0.1', o.value.port)).toBe(true);
+  });
+
+  it("after installing Debian's redis-server, uses the service the package started, if one answers", async () => {
+    const o = await options({ port: Number(new URL(testRedisUrl()).port || 6379) });
+    const redis = await startLocalRedis(['apt-get'], o.value);
+    expect(redis.url).toBe(`redis://127.0.0.1:${o.value.port}`);
+    expect(o.said.at(-1)).toBe(
+      `Debian's redis-server service answers on 127.0.0.1:${o.value.port}: using it`,
+    );
+    await redis.stop();
     expect(await redisAnswers('127.0.0.1', o.value.port)).toBe(true);
   });
 

@@ -1,6 +1,7 @@
 import { AptGet } from './ensure-programs.js';
 import type { LocalRedisWay } from './local-redis-plan.js';
 import { REDIS_IMAGE, dockerCli, startRedisContainer } from './redis-container.js';
+import { redisAnswers } from './redis-probe.js';
 import type { DockerCli } from './redis-container.js';
 import { PrivateRedis } from './redis-server.js';
 import type { RunCommand } from './run-command.js';
@@ -56,6 +57,11 @@ async function aptThenRedisServer(options: LocalRedisOptions): Promise<LocalRedi
   );
   const failed = new AptGet(options.run).install('redis-server');
   if (failed !== undefined) throw new Error(`apt-get install redis-server: ${failed}`);
+  // Where systemd runs, the package starts its own service on 127.0.0.1:6379.
+  if (await redisAnswers('127.0.0.1', options.port)) {
+    options.say(`Debian's redis-server service answers on 127.0.0.1:${options.port}: using it`);
+    return { url: `redis://127.0.0.1:${options.port}`, stop: () => Promise.resolve() };
+  }
   return redisServer(options);
 }
 
