@@ -1,7 +1,8 @@
 // `npm start`: ingress, worker, recorder and dashboard as child processes with readable output,
-// and, outside production, the sandbox (a real OpenID provider and a recording partner-API
-// stand-in) for whichever of AUTH_URL and API_BASE_URL is unset, and an embedded PostgreSQL for
-// the record store when DATABASE_URL is unset. Ctrl-C stops everything cleanly.
+// and, outside production, a private Redis when REDIS_URL is unset and none answers on
+// 127.0.0.1:6379, the sandbox (a real OpenID provider and a recording partner-API stand-in) for
+// whichever of AUTH_URL and API_BASE_URL is unset, and an embedded PostgreSQL for the record store
+// when DATABASE_URL is unset. Ctrl-C stops everything cleanly, and so does a start that fails.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -9,7 +10,6 @@ import { createInterface } from 'node:readline';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Sandbox } from '@pw/sandbox';
 import {
   configOrExit,
   EMBEDDED_POSTGRES_ROLE,
@@ -17,8 +17,8 @@ import {
   readableLine,
   startEmbeddedPostgres,
 } from '@pw/shared';
-import type { EmbeddedPostgresServer } from '@pw/shared';
 import { buildConsole, CONSOLE_DIST } from '../apps/dashboard/build-console.js';
+import { redisForStart } from './start-redis.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const env: Record<string, string | undefined> = { ...process.env };
@@ -36,18 +36,35 @@ const say = (message: string) =>
     ),
   );
 
-let sandbox: Sandbox | undefined;
-const needsAuth = !env.AUTH_URL;
-const needsApi = !env.API_BASE_URL;
-if ((needsAuth || needsApi) && !production) {
+/** What was started besides the apps, each stopped after them, the last started first. */
+const started: (() => Promise<void>)[] = [];
+
+async function startRedis(): Promise<void> {
+  const redis = await redisForStart({
+    env,
+    production,
+    port: config.TEST_DEFAULT_REDIS_PORT,
+    dir: config.PRIVATE_REDIS_DIR ?? join(root, '.data', 'redis'),
+    say,
+  });
+  if (!redis) return;
+  started.push(() => redis.stop());
+  env.REDIS_URL = redis.url;
+}
+
+async function startSandboxWhenNeeded(): Promise<void> {
+  const needsAuth = !env.AUTH_URL;
+  const needsApi = !env.API_BASE_URL;
+  if ((!needsAuth && !needsApi) || production) return;
   say('starting the sandbox (its identity provider warns that its keys are for development only)');
   const { startSandbox } = await import('@pw/sandbox');
-  sandbox = await startSandbox({
+  const sandbox = await startSandbox({
     idpPort: config.SANDBOX_IDP_PORT,
     apiPort: config.SANDBOX_API_PORT,
     // With a real identity provider configured, the stand-in cannot check its tokens.
     verifyTokens: needsAuth,
   });
+  started.push(() => sandbox.stop());
   if (needsAuth) {
     Object.assign(env, {
       AUTH_URL: sandbox.env.AUTH_URL,
@@ -67,8 +84,8 @@ if ((needsAuth || needsApi) && !production) {
   }
 }
 
-let embedded: EmbeddedPostgresServer | undefined;
-if (!env.DATABASE_URL && !production) {
+async function startRecordStoreWhenNeeded(): Promise<void> {
+  if (env.DATABASE_URL || production) return;
   // In the temporary folder: PostgreSQL runs as its own user when started as root, and that user
   // must reach its data folder (a home folder often is closed to it). Kept between runs.
   const dataDir =
@@ -78,7 +95,8 @@ if (!env.DATABASE_URL && !production) {
   say(
     `DATABASE_URL is unset: starting an embedded PostgreSQL for the record store (port ${port}, data in ${dataDir})`,
   );
-  embedded = await startEmbeddedPostgres({ dataDir, port });
+  const embedded = await startEmbeddedPostgres({ dataDir, port });
+  started.push(() => embedded.stop());
   // The password is made up for this run and reaches the apps only in their environment.
   env.DATABASE_URL = embedded.url;
   say(
@@ -119,26 +137,49 @@ function run(name: string, entry: string): ChildProcess {
   return child;
 }
 
+/** Stops the apps, then what was started for them, the last first; then exits. */
 async function stop(exitCode: number): Promise<void> {
   if (stopping) return;
   stopping = true;
+  // A start under way finishes its step first, so that what it starts is stopped too.
+  await starting.catch(() => undefined);
+  const anything = children.size > 0 || started.length > 0;
   const exits = [...children.values()].map((child) => once(child, 'exit'));
   for (const child of children.values()) child.kill('SIGTERM');
   await Promise.all(exits);
-  await sandbox?.stop();
-  await embedded?.stop();
-  say('stopped');
+  for (const stopOne of started.reverse()) {
+    await stopOne().catch((error: unknown) => say(`could not stop cleanly: ${String(error)}`));
+  }
+  // A start that stopped before starting anything has said all there is to say.
+  if (anything) say('stopped');
   process.exit(exitCode);
 }
 
-// The operator console's bundle, which the dashboard serves at `/` (under a second).
-await buildConsole(join(root, CONSOLE_DIST));
-run('ingress', 'apps/ingress/src/main.ts');
-run('worker', 'apps/worker/src/main.ts');
-run('recorder', 'apps/recorder/src/main.ts');
-run('dashboard', 'apps/dashboard/src/main.ts');
-const dashboard = `http://127.0.0.1:${env.DASHBOARD_PORT || 3001}`;
-say(`console: ${dashboard}/  queue board: ${dashboard}/admin/queues  API docs: ${dashboard}/docs/`);
-say(`try: npm run send -- quote --status approved --wait`);
-process.on('SIGINT', () => void stop(0));
-process.on('SIGTERM', () => void stop(0));
+async function startAll(): Promise<void> {
+  for (const step of [startRedis, startSandboxWhenNeeded, startRecordStoreWhenNeeded]) {
+    await step();
+    if (stopping) return;
+  }
+  // The operator console's bundle, which the dashboard serves at `/` (under a second).
+  await buildConsole(join(root, CONSOLE_DIST));
+  if (stopping) return;
+  run('ingress', 'apps/ingress/src/main.ts');
+  run('worker', 'apps/worker/src/main.ts');
+  run('recorder', 'apps/recorder/src/main.ts');
+  run('dashboard', 'apps/dashboard/src/main.ts');
+  const dashboard = `http://127.0.0.1:${env.DASHBOARD_PORT || 3001}`;
+  say(
+    `console: ${dashboard}/  queue board: ${dashboard}/admin/queues  API docs: ${dashboard}/docs/`,
+  );
+  say(`try: npm run send -- quote --status approved --wait`);
+}
+
+// From the first moment: a Ctrl-C while the Redis or the PostgreSQL starts stops them too.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => void stop(0));
+}
+const starting = startAll();
+starting.catch((error: unknown) => {
+  say(`could not start: ${error instanceof Error ? error.message : String(error)}`);
+  void stop(1);
+});

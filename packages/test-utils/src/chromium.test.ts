@@ -28,4 +28,14 @@ describe('findChromium', () => {
       );
     },
   );
+
+  it("looks on the PATH by name, then at playwright's download, and finds none in an empty PATH", async () => {
+    await writeFile(join(dir, 'chromium'), '#!/bin/sh\n');
+    await chmod(join(dir, 'chromium'), 0o755);
+    const downloaded = () => join(dir, 'chrome');
+    expect(findChromium({ PATH: dir }, downloaded)).toBe(join(dir, 'chromium'));
+    const empty = join(dir, 'empty');
+    expect(findChromium({ PATH: empty }, downloaded)).toBe(join(dir, 'chrome'));
+    expect(findChromium({ PATH: empty }, () => join(dir, 'missing'))).toBeUndefined();
+  });
 });

@@ -1,18 +1,18 @@
-import { accessSync, constants, statSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
+import { findOnPath, isExecutableFile } from './find-program.js';
 
 export const CHROMIUM_ERROR_CODES = {
   pathNotExecutable: 'chromium_path_not_executable',
   notFound: 'chromium_not_found',
 } as const;
 
-/** Where a Chromium or Chrome is usually installed, looked at in this order. */
-export const CHROMIUM_LOCATIONS = [
-  '/usr/bin/chromium',
-  '/usr/bin/chromium-browser',
-  '/usr/bin/google-chrome',
-  '/usr/bin/google-chrome-stable',
+/** The names a Chromium or Chrome is installed under, looked for on the `PATH` in this order. */
+export const CHROMIUM_NAMES = [
+  'chromium',
+  'chromium-browser',
+  'google-chrome',
+  'google-chrome-stable',
 ] as const;
 
 /** What this machine needs: run as root, no GPU, and no traffic of the browser's own. */
@@ -43,17 +43,8 @@ export class ChromiumError extends Error {
   }
 }
 
-function isExecutableFile(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
-}
-
 /** Playwright's own downloaded browser (`playwright-core install chromium`), where it would be. */
-function playwrightChromium(): string | undefined {
+export function playwrightChromium(): string | undefined {
   try {
     return chromium.executablePath();
   } catch {
@@ -63,10 +54,13 @@ function playwrightChromium(): string | undefined {
 
 /**
  * The Chromium to drive: `CHROMIUM_PATH` when set (a ChromiumError when it is not an executable
- * file, rather than quietly using another), else the first of the usual install locations and
- * playwright's own download that exists; undefined when there is none.
+ * file, rather than quietly using another), else the first of CHROMIUM_NAMES on the `PATH`, else
+ * playwright's own download where it exists; undefined when there is none.
  */
-export function findChromium(env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function findChromium(
+  env: NodeJS.ProcessEnv = process.env,
+  downloaded: () => string | undefined = playwrightChromium,
+): string | undefined {
   const configured = env.CHROMIUM_PATH;
   if (configured) {
     if (isExecutableFile(configured)) return configured;
@@ -75,9 +69,12 @@ export function findChromium(env: NodeJS.ProcessEnv = process.env): string | und
       `CHROMIUM_PATH=${configured} is not an executable file: point it at a Chromium or Chrome, or unset it`,
     );
   }
-  const playwrights = playwrightChromium();
-  const candidates = playwrights ? [...CHROMIUM_LOCATIONS, playwrights] : CHROMIUM_LOCATIONS;
-  return candidates.find(isExecutableFile);
+  for (const name of CHROMIUM_NAMES) {
+    const found = findOnPath(name, env.PATH);
+    if (found) return found;
+  }
+  const playwrights = downloaded();
+  return playwrights && isExecutableFile(playwrights) ? playwrights : undefined;
 }
 
 /** A headless Chromium (the one findChromium finds) for a browser test; the caller closes it. */
@@ -86,7 +83,7 @@ export async function launchChromium(): Promise<Browser> {
   if (!executablePath) {
     throw new ChromiumError(
       CHROMIUM_ERROR_CODES.notFound,
-      'No Chromium found: run `npx tsx scripts/ensure-chromium.ts` at the repository root ' +
+      'No Chromium found: run `npx tsx scripts/ensure-test-programs.ts` at the repository root ' +
         '(`npm test` does), or set CHROMIUM_PATH',
     );
   }

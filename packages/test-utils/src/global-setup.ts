@@ -1,12 +1,8 @@
-import { existsSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { dockerReachable } from './docker.js';
+import { findOnPath } from './find-program.js';
 import { PrivateRedis } from './redis-server.js';
 import './test-redis.js';
-
-const onPath = (binary: string) =>
-  (process.env.PATH ?? '').split(delimiter).some((dir) => existsSync(join(dir, binary)));
 
 /**
  * Gives every test run a Redis: `REDIS_URL` when set, else a testcontainers Redis when a Docker
@@ -29,7 +25,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       await container.stop();
     };
   }
-  if (onPath('redis-server')) {
+  if (findOnPath('redis-server', process.env.PATH)) {
     const redis = await PrivateRedis.start();
     project.provide('redisUrl', redis.url);
     return () => redis.destroy();

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,6 +62,13 @@ export interface PrivateRedisOptions {
   appendOnly?: boolean;
   /** More `redis-server` arguments (`--cluster-enabled yes`, …). */
   args?: readonly string[];
+  /** Its data folder, created when missing and kept by destroy(). @defaultValue a new temporary one */
+  dir?: string;
+  /**
+   * Run it in a process group of its own, so that a terminal's Ctrl-C reaches only its starter,
+   * which stops it last (npm start). @defaultValue false
+   */
+  detached?: boolean;
 }
 
 /** A `redis-server` of the test's own on loopback, which the test may stop and start again. */
@@ -72,22 +79,17 @@ export class PrivateRedis {
 
   private constructor(
     port: number,
-    private readonly dir: string,
-    private readonly appendOnly: boolean,
-    private readonly extraArgs: readonly string[] = [],
+    readonly dir: string,
+    private readonly options: PrivateRedisOptions,
   ) {
     this.port = port;
     this.url = `redis://127.0.0.1:${port}`;
   }
 
   static async start(options: PrivateRedisOptions = {}): Promise<PrivateRedis> {
-    const dir = await mkdtemp(join(tmpdir(), 'pw-redis-'));
-    const redis = new PrivateRedis(
-      options.port ?? (await freePort()),
-      dir,
-      options.appendOnly ?? false,
-      options.args,
-    );
+    const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'pw-redis-')));
+    if (options.dir) await mkdir(options.dir, { recursive: true });
+    const redis = new PrivateRedis(options.port ?? (await freePort()), dir, options);
     await redis.resume();
     return redis;
   }
@@ -104,8 +106,11 @@ export class PrivateRedis {
       '--dir',
       this.dir,
     ];
-    args.push('--appendonly', this.appendOnly ? 'yes' : 'no', ...this.extraArgs);
-    const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    args.push('--appendonly', this.options.appendOnly ? 'yes' : 'no', ...(this.options.args ?? []));
+    const child = spawn('redis-server', args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: this.options.detached ?? false,
+    });
     this.child = child;
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -141,10 +146,10 @@ export class PrivateRedis {
     this.child?.kill('SIGCONT');
   }
 
-  /** Stops the server and removes its data directory. */
+  /** Stops the server and removes its data directory (not one given as `dir`). */
   async destroy(): Promise<void> {
     await this.stop();
-    await rm(this.dir, { recursive: true, force: true });
+    if (!this.options.dir) await rm(this.dir, { recursive: true, force: true });
   }
 
   /** A client for assertions; the caller quits it. */

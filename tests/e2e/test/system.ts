@@ -124,6 +124,6 @@ export async function startSystem(extra: Record<string, string> = {}): Promise<R
 }
 
 /** The schema's connection string: its `search_path` set by the connection's options. */
-const withSchema = ({ databaseUrl, schema }: TestSchema): string =>
+export const withSchema = ({ databaseUrl, schema }: TestSchema): string =>
   // Spelt out: URLSearchParams would write the space as `+`, which pg reads as a `+`.
   `${databaseUrl}${databaseUrl.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;

@@ -110,13 +110,17 @@ export const nodeEnv = z
       '`development`, `test` or `production`, in any letter case; `production` turns every development default into a start-up error, and any other value stops the start (`npm start` too)',
   });
 
+/** Where the apps look for Redis when `REDIS_URL` is unset. */
+export const DEFAULT_REDIS = { host: '127.0.0.1', port: 6379 } as const;
+export const DEFAULT_REDIS_URL = `redis://${DEFAULT_REDIS.host}:${DEFAULT_REDIS.port}`;
+
 /** Variables every process reads; check them together with `withCommonChecks`. */
 export const commonEnv = {
   NODE_ENV: nodeEnv,
   LOG_LEVEL: envEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info').meta({
     description: 'pino level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`',
   }),
-  REDIS_URL: envRedisUrl('redis://127.0.0.1:6379').meta({
+  REDIS_URL: envRedisUrl(DEFAULT_REDIS_URL).meta({
     description: 'Redis for queues and records: `redis://` or `rediss://`',
   }),
   /** `true`: `REDIS_URL` names seed nodes of a Redis Cluster. */

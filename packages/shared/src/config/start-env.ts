@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envOptionalString, envPort, loadConfig, nodeEnv } from './env.js';
+import { DEFAULT_REDIS, envOptionalString, envPort, loadConfig, nodeEnv } from './env.js';
 
 /**
  * What `npm start` (scripts/start.ts) reads itself, besides the apps' variables, each described:
@@ -14,6 +14,13 @@ export const startVariables = {
   EMBEDDED_POSTGRES_DIR: envOptionalString().meta({
     description: "the embedded PostgreSQL's data folder (kept between runs)",
     default: 'a folder in the temporary folder',
+  }),
+  PRIVATE_REDIS_DIR: envOptionalString().meta({
+    description: `npm start's private Redis's data folder (its append-only file, kept between runs), when \`REDIS_URL\` is unset outside production and no Redis answers on ${DEFAULT_REDIS.host}:${DEFAULT_REDIS.port}`,
+    default: '`.data/redis` in the checkout',
+  }),
+  TEST_DEFAULT_REDIS_PORT: envPort(DEFAULT_REDIS.port).meta({
+    description: `for tests only: the port npm start takes for the apps' default Redis address (${DEFAULT_REDIS.host}:${DEFAULT_REDIS.port}), where, with \`REDIS_URL\` unset, it uses the Redis that answers or else starts its private one; a test points it at a free port when the machine's own Redis holds the real one`,
   }),
 };
 
