@@ -10,12 +10,15 @@ import {
   CircuitStore,
   createLogger,
   DEFAULT_RULES,
+  EVENT_REGISTRY,
   OutcomeStore,
   QUEUE_NAMES,
   RulesStore,
+  sampleEvent,
 } from '@pw/shared';
 import type { ActionJobData, ActionName, EventType, WebhookJobData } from '@pw/shared';
-import { deleteKeys, testRedisUrl, uniquePrefix } from '@pw/test-utils';
+import { deleteKeys, startIntake, testRedisUrl, uniquePrefix } from '@pw/test-utils';
+import type { TestIntake } from '@pw/test-utils';
 import { createDashboard } from '../src/app.js';
 import type { RecordReader } from '../src/records-api.js';
 import { LoginLimit } from '../src/login-limit.js';
@@ -38,6 +41,8 @@ export interface DashboardHarness {
   webhooks: Queue<WebhookJobData>;
   actions: Queue<ActionJobData>;
   outcomes: OutcomeStore;
+  /** Takes webhooks in as the ingress does: each its record and its waiting action jobs. */
+  intake: TestIntake;
   /** The store the dashboard reads and overrides circuits through. */
   circuits: CircuitStore;
   /** Every line the dashboard logged, parsed. */
@@ -45,6 +50,31 @@ export interface DashboardHarness {
   /** A request as the dashboard's own page sends it: credentials, own `Host` and `Origin`. */
   as(method: 'get' | 'post' | 'put' | 'patch', path: string): request.Test;
   close(): Promise<void>;
+}
+
+/** The retry policy a deployment gives each action job by default (`ACTION_ATTEMPTS`, ...). */
+const DEPLOYMENT_RETRY = { attempts: 8, backoff: { type: 'exponential', delay_ms: 1000 } } as const;
+
+/**
+ * A webhook as the ingress makes it of a request: a sample event of `eventType` (its ids ending
+ * in `id`, random by default, so that each is an event of its own), and the `actions` chosen.
+ */
+export function webhookOf(
+  webhookId: string,
+  eventType: EventType,
+  actions: ActionName[],
+  id?: string,
+): WebhookJobData {
+  const definition = EVENT_REGISTRY[eventType];
+  const event = sampleEvent(definition.kind, { id });
+  return {
+    webhook_id: webhookId,
+    event_type: eventType,
+    entity_id: String(event[definition.entityIdField]),
+    received_at: new Date().toISOString(),
+    actions,
+    event,
+  };
 }
 
 const withOwnOrigin = (test: request.Test) => test.set('Host', HOST).set('Origin', OWN_ORIGIN);
@@ -66,6 +96,7 @@ export function startDashboard(
   const webhooks = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, { connection: redis, prefix });
   const actions = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection: redis, prefix });
   const outcomes = new OutcomeStore(redis, { queuePrefix: prefix, recordTtlSeconds: 600 });
+  const intake = startIntake(redis, prefix, { retry: DEPLOYMENT_RETRY, recordTtlSeconds: 600 });
   const circuits = new CircuitStore(redis, {
     queuePrefix: prefix,
     failureThreshold: 10,
@@ -107,11 +138,12 @@ export function startDashboard(
     webhooks,
     actions,
     outcomes,
+    intake,
     circuits,
     logs,
     as: (method, path) => withOwnOrigin(request(app)[method](path).auth(AUTH.user, AUTH.password)),
     async close() {
-      await Promise.all([webhooks.close(), actions.close()]);
+      await Promise.all([webhooks.close(), actions.close(), intake.close()]);
       await deleteKeys(redis, prefix);
       redis.disconnect();
     },

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RecordStore } from '@pw/records';
 import { testSchema } from '@pw/test-utils';
 import type { TestSchema } from '@pw/test-utils';
-import { failedAction, standInWorker, startDashboard } from './harness.js';
+import { failedAction, standInWorker, startDashboard, webhookOf } from './harness.js';
 import type { DashboardHarness } from './harness.js';
 
 let schema: TestSchema;
@@ -24,14 +24,8 @@ afterAll(async () => {
 });
 
 /** A webhook as the worker opens its record in Redis: one action, waiting. */
-const queuedWebhook = (webhookId: string) => ({
-  webhook_id: webhookId,
-  event_type: 'quote.status_changed' as const,
-  entity_id: 'Q-1',
-  received_at: new Date().toISOString(),
-  actions: ['notify_customer' as const],
-  event: {},
-});
+const queuedWebhook = (webhookId: string) =>
+  webhookOf(webhookId, 'quote.status_changed', ['notify_customer']);
 
 describe('search, audit log and ledger', () => {
   it('answer from the store: an empty store, empty pages and a balanced empty ledger', async () => {
@@ -118,7 +112,7 @@ describe('search, audit log and ledger', () => {
     });
     try {
       const data = queuedWebhook('wh_storeaway0000000000000');
-      await broken.outcomes.open(data);
+      await broken.intake.add(data);
       const response = await broken.as('get', `/api/webhooks/${data.webhook_id}`);
       expect(response.status).toBe(200);
       expect(response.body).toMatchObject({
@@ -133,7 +127,7 @@ describe('search, audit log and ledger', () => {
 
   it('a webhook the store has not received yet is answered from Redis, its trace id null until it has', async () => {
     const data = queuedWebhook('wh_notstoredyet0000000000');
-    await h.outcomes.open(data);
+    await h.intake.add(data);
     const response = await h.as('get', `/api/webhooks/${data.webhook_id}`);
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ webhook_id: data.webhook_id, state: 'queued' });

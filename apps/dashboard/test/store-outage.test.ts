@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RecordStore } from '@pw/records';
 import { freePort, startTcpProxy, testSchema, throughProxy } from '@pw/test-utils';
 import type { TcpProxy, TestSchema } from '@pw/test-utils';
-import { startDashboard } from './harness.js';
+import { startDashboard, webhookOf } from './harness.js';
 import type { DashboardHarness } from './harness.js';
 
 let schema: TestSchema;
@@ -66,14 +66,7 @@ describe('the operator API while the record store cannot be reached', () => {
       await expectStoreUnavailable(h);
       // A webhook Redis still holds is answered from there, without history.
       const webhookId = 'wh_inredisonly00000000000';
-      await h.outcomes.open({
-        webhook_id: webhookId,
-        event_type: 'quote.status_changed',
-        entity_id: 'Q-1',
-        received_at: new Date().toISOString(),
-        actions: ['notify_customer'],
-        event: {},
-      });
+      await h.intake.add(webhookOf(webhookId, 'quote.status_changed', ['notify_customer']));
       const hot = await h.as('get', `/api/webhooks/${webhookId}`);
       expect(hot.status).toBe(200);
       expect(hot.body).toMatchObject({ state: 'queued', actions: [{ history: [] }] });
