@@ -35,9 +35,6 @@ async function startWorker(): Promise<{ run: ChildRun; metricsUrl: string }> {
     QUEUE_PREFIX: prefix,
     WORKER_HEALTH_PORT: String(port),
     WORKER_LOCK_MS: '3000',
-    ACTION_ATTEMPTS: String(RETRY.attempts),
-    ACTION_BACKOFF: RETRY.backoff.type,
-    ACTION_BACKOFF_DELAY_MS: String(RETRY.backoff.delay_ms),
     CIRCUIT_FAILURE_THRESHOLD: String(THRESHOLD),
     CIRCUIT_PROBE_INTERVAL_MS: String(PROBE_MS),
   });

@@ -43,9 +43,11 @@ export interface WorkerHarness {
 }
 
 export interface WorkerHarnessOptions {
+  /** `ACTIONS_CONFIG`, of the worker and of the intake alike. */
   actionsConfig?: ActionsConfig;
+  /** `ACTION_ATTEMPTS`, which the intake stamps on each action job. @defaultValue 4 */
   attempts?: number;
-  /** @defaultValue fixed 20 ms, so retries in tests are quick */
+  /** The intake's default backoff. @defaultValue fixed 20 ms, so retries in tests are quick */
   backoff?: BackoffPolicy;
   tokenTtlSeconds?: number;
   sandbox?: Sandbox;
@@ -107,7 +109,6 @@ export async function startWorkerHarness(
     api,
     targets: { fallback, byMarket: marketTable(options.byMarket ?? {}) },
     actionsConfig,
-    retry: { ...retry, recordTtlSeconds: 3600 },
     log: createLogger({ name: 'worker-test', level: 'silent' }),
     metrics,
     concurrency: 10,
@@ -115,7 +116,7 @@ export async function startWorkerHarness(
     lockMs: options.lockMs,
     maxStalledCount: options.maxStalledCount,
   });
-  // The ingress's settings agree with the worker's, as in a deployment sharing one configuration.
+  // The ingress's ACTIONS_CONFIG is the worker's, as in a deployment sharing one configuration.
   const intake = startIntake(client, prefix, { actionsConfig, retry, recordTtlSeconds: 3600 });
   return {
     sandbox,

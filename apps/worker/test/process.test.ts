@@ -31,8 +31,6 @@ const workerEnv = async () => ({
   QUEUE_PREFIX: prefix,
   WORKER_HEALTH_PORT: String((healthPort = await freePort())),
   WORKER_LOCK_MS: '3000',
-  ACTION_BACKOFF: RETRY.backoff.type,
-  ACTION_BACKOFF_DELAY_MS: String(RETRY.backoff.delay_ms),
   LOG_LEVEL: 'debug',
 });
 
