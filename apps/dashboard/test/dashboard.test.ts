@@ -14,7 +14,7 @@ import {
   QUEUE_NAMES,
   RulesStore,
 } from '@pw/shared';
-import type { ActionJobData, WebhookJobData } from '@pw/shared';
+import type { ActionJobData } from '@pw/shared';
 import { deleteKeys, startIntake, testRedisUrl, uniquePrefix } from '@pw/test-utils';
 import type { TestIntake } from '@pw/test-utils';
 import { createDashboard } from '../src/app.js';
@@ -28,7 +28,6 @@ import { webhookOf } from './harness.js';
 const prefix = uniquePrefix();
 const auth = { user: 'operator', password: 'correct horse' };
 let redis: Redis;
-let webhooks: Queue<WebhookJobData>;
 let actions: Queue<ActionJobData>;
 let outcomes: OutcomeStore;
 let intake: TestIntake;
@@ -76,7 +75,6 @@ const settled = (id: string) => outcomes.waitUntilFinished(id, subscriber, { tim
 beforeAll(() => {
   redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
   subscriber = redis.duplicate();
-  webhooks = new Queue(QUEUE_NAMES.webhooks, { connection: redis, prefix });
   actions = new Queue(QUEUE_NAMES.actions, { connection: redis, prefix });
   outcomes = new OutcomeStore(redis, { queuePrefix: prefix, recordTtlSeconds: 600 });
   intake = startIntake(redis, prefix, {
@@ -101,7 +99,7 @@ beforeAll(() => {
     { connection: redis, prefix },
   );
   app = createDashboard({
-    queues: [webhooks, actions],
+    queues: [actions],
     operator: new Operator({ actions, outcomes, redis }),
     circuits: new CircuitStore(redis, {
       queuePrefix: prefix,
@@ -111,8 +109,8 @@ beforeAll(() => {
     }),
     actions,
     rules: new RulesStore(redis, { queuePrefix: prefix, seed: DEFAULT_RULES }),
-    metrics: createDashboardMetrics([webhooks, actions]),
-    trends: () => readTrends(redis, prefix, [webhooks, actions]),
+    metrics: createDashboardMetrics([actions]),
+    trends: () => readTrends(redis, prefix, [actions]),
     log: createLogger({ name: 'dashboard-test', level: 'silent' }),
     audit: new AuditLog(redis, prefix, createLogger({ name: 'dashboard-test', level: 'silent' })),
     rejected: new RejectedChanges(redis, prefix),
@@ -122,7 +120,7 @@ beforeAll(() => {
 });
 afterAll(async () => {
   await failing.close();
-  await Promise.all([webhooks.close(), actions.close(), intake.close()]);
+  await Promise.all([actions.close(), intake.close()]);
   await deleteKeys(redis, prefix);
   subscriber.disconnect();
   redis.disconnect();
@@ -307,7 +305,7 @@ describe('webhook status, dead letters and replay', () => {
       return { ...trends, completed: sum('completed'), failed: sum('failed'), held: sum('held') };
     };
     const before = await totals();
-    expect(before.oldest_waiting_seconds).toEqual({ webhooks: null, actions: null });
+    expect(before.oldest_waiting_seconds).toEqual({ actions: null });
     expect(Date.parse(before.minutes.at(-1)?.at ?? '')).toBeLessThanOrEqual(Date.now());
     expect(Date.parse(before.minutes.at(-1)?.at ?? '')).toBeGreaterThan(Date.now() - 60_000);
 
@@ -338,11 +336,9 @@ describe('webhook status, dead letters and replay', () => {
       expect(after.held - before.held).toBe(1);
       expect(after.oldest_waiting_seconds.actions).toBeGreaterThanOrEqual(90);
       expect(after.oldest_waiting_seconds.actions).toBeLessThan(150);
-      expect(after.oldest_waiting_seconds.webhooks).toBeNull();
       const metrics = (await request(app).get('/metrics')).text;
       const age = /queue_oldest_waiting_seconds\{queue="actions"\} ([\d.]+)/.exec(metrics)?.[1];
       expect(Number(age)).toBeGreaterThanOrEqual(90);
-      expect(metrics).toContain('queue_oldest_waiting_seconds{queue="webhooks"} 0');
     });
   });
 });

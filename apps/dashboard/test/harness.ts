@@ -38,7 +38,6 @@ export interface DashboardHarness {
   app: ReturnType<typeof createDashboard>;
   redis: Redis;
   prefix: string;
-  webhooks: Queue<WebhookJobData>;
   actions: Queue<ActionJobData>;
   outcomes: OutcomeStore;
   /** Takes webhooks in as the ingress does: each its record and its waiting action jobs. */
@@ -93,7 +92,6 @@ export function startDashboard(
 ): DashboardHarness {
   const prefix = options.prefix ?? uniquePrefix();
   const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
-  const webhooks = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, { connection: redis, prefix });
   const actions = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection: redis, prefix });
   const outcomes = new OutcomeStore(redis, { queuePrefix: prefix, recordTtlSeconds: 600 });
   const intake = startIntake(redis, prefix, { retry: DEPLOYMENT_RETRY, recordTtlSeconds: 600 });
@@ -114,14 +112,14 @@ export function startDashboard(
   });
   const log = createLogger({ name: 'dashboard-test', level: 'info', destination });
   const app = createDashboard({
-    queues: [webhooks, actions],
+    queues: [actions],
     operator: new Operator({ actions, outcomes, redis, records: options.records }),
     ...(options.records ? { records: options.records } : {}),
     circuits,
     actions,
     rules: new RulesStore(redis, { queuePrefix: prefix, seed: DEFAULT_RULES }),
-    metrics: createDashboardMetrics([webhooks, actions]),
-    trends: () => readTrends(redis, prefix, [webhooks, actions]),
+    metrics: createDashboardMetrics([actions]),
+    trends: () => readTrends(redis, prefix, [actions]),
     log,
     audit: new AuditLog(redis, prefix, log),
     rejected: new RejectedChanges(redis, prefix),
@@ -135,7 +133,6 @@ export function startDashboard(
     app,
     redis,
     prefix,
-    webhooks,
     actions,
     outcomes,
     intake,
@@ -143,7 +140,7 @@ export function startDashboard(
     logs,
     as: (method, path) => withOwnOrigin(request(app)[method](path).auth(AUTH.user, AUTH.password)),
     async close() {
-      await Promise.all([webhooks.close(), actions.close(), intake.close()]);
+      await Promise.all([actions.close(), intake.close()]);
       await deleteKeys(redis, prefix);
       redis.disconnect();
     },
