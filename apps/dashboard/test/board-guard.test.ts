@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { Worker } from 'bullmq';
 import type { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { actionJobId, QUEUE_NAMES } from '@pw/shared';
+import { actionJobId, newWebhookId, QUEUE_NAMES } from '@pw/shared';
 import type { ActionJobData } from '@pw/shared';
 import {
   AUTH,
@@ -18,6 +18,7 @@ import {
   HOST,
   standInWorker,
   startDashboard,
+  webhookOf,
 } from './harness.js';
 import type { DashboardHarness } from './harness.js';
 
@@ -256,5 +257,23 @@ describe('the queue board', () => {
     } finally {
       server.close();
     }
+  });
+
+  it("removing a job leaves its event's deduplication: a repeat still adds nothing", async () => {
+    const first = webhookOf(newWebhookId(), 'quote.status_changed', ['notify_customer']);
+    await h.intake.add(first);
+    const jobId = actionJobId(first.webhook_id, 'notify_customer');
+    await vi.waitFor(async () => expect(await h.actions.getJobState(jobId)).toBe('failed'), {
+      timeout: 5000,
+    });
+    expect((await h.as('put', `${jobPath(QUEUE_NAMES.actions, jobId)}/clean`)).status).toBe(204);
+    expect(await h.actions.getJob(jobId)).toBeUndefined();
+
+    const repeat = { ...first, webhook_id: newWebhookId(), received_at: new Date().toISOString() };
+    const answer = await h.intake.accept(repeat);
+    expect(answer).toMatchObject({ duplicate: true, ack: { webhook_id: first.webhook_id } });
+    expect(
+      await h.actions.getJob(actionJobId(repeat.webhook_id, 'notify_customer')),
+    ).toBeUndefined();
   });
 });

@@ -19,6 +19,8 @@ export interface TestIntakeSettings {
 }
 
 export interface TestIntake {
+  /** The intake's answer to `webhook`: its ack, or for a repeat the first delivery's. */
+  accept(webhook: WebhookJobData): Promise<AcceptedWebhook>;
   /**
    * Takes `webhook` in as the ingress does (the shared `WebhookIntake`): its record, then its
    * action jobs. Throws for a repeat of an event already taken in, which adds nothing: a test that
@@ -50,6 +52,7 @@ export function startIntake(
     retry: settings.retry,
   });
   return {
+    accept: (webhook) => intake.accept(webhook),
     async add(webhook) {
       const accepted = await intake.accept(webhook);
       if (accepted.duplicate) {
