@@ -1,5 +1,4 @@
 import type { BoardHooks, HookContext } from '@bull-board/api/typings/app';
-import { QUEUE_NAMES } from '@pw/shared';
 
 /** A state-changing board route that stays open: the board's retry, promote, clean and remove. */
 export interface BoardAction {
@@ -45,10 +44,7 @@ const refusal = (message: string) => ({ allow: false, status: 403 as const, mess
  * bull-board's `handlerHooks`: reads pass, the allow-list passes, the rest is refused with 403 in
  * bull-board's own error shape (`{ error: { key: 'ERRORS.FORBIDDEN' }, message }`), which its UI
  * shows as a toast and then carries on. Retries are of failed jobs only, as the operator API's
- * replays are: retrying a completed action would send its partner call again. Clean and remove
- * are for the `actions` queue only: removing a `webhooks` job (by hand or by clean) makes BullMQ
- * delete its deduplication key, so a captured event posted again would run every action again;
- * those jobs leave Redis by age (`RECORD_TTL_SECONDS`, at least the deduplication window).
+ * replays are: retrying a completed action would send its partner call again.
  */
 export const boardHooks: BoardHooks = {
   async before(context) {
@@ -57,14 +53,6 @@ export const boardHooks: BoardHooks = {
     if (!action) {
       return refusal(
         'The queue board cannot create or edit jobs or change queues: only retry, promote, clean and remove are open',
-      );
-    }
-    if (
-      (action.action === 'clean_all' || action.action === 'remove_job') &&
-      context.request.params.queueName === QUEUE_NAMES.webhooks
-    ) {
-      return refusal(
-        "Webhook jobs cannot be removed: each holds its delivery's deduplication (BullMQ drops the key with the job), and without it a repeat of the event would run its actions again",
       );
     }
     if (action.action === 'retry_all' && context.request.params.queueStatus !== 'failed') {

@@ -17,7 +17,7 @@ import {
   QUEUE_NAMES,
   RulesStore,
 } from '@pw/shared';
-import type { ActionJobData, WebhookJobData } from '@pw/shared';
+import type { ActionJobData } from '@pw/shared';
 import { createDashboard } from './app.js';
 import { loadDashboardConfig } from './config.js';
 import { LoginLimit } from './login-limit.js';
@@ -33,7 +33,6 @@ const redis = createRedis(config.REDIS_URL, config.REDIS_CLUSTER, {
 });
 redis.on('error', (error) => log.warn({ err: error }, 'Redis connection error'));
 const prefix = config.QUEUE_PREFIX;
-const webhooks = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, { connection: redis, prefix });
 const actions = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection: redis, prefix });
 const outcomes = new OutcomeStore(redis, {
   queuePrefix: prefix,
@@ -57,7 +56,7 @@ const records = config.DATABASE_URL
 if (!records) log.warn('DATABASE_URL is unset: search, the audit log and the ledger are off');
 
 const app = createDashboard({
-  queues: [webhooks, actions],
+  queues: [actions],
   operator: new Operator({ actions, outcomes, redis, records }),
   records,
   audit: new AuditLog(redis, prefix, log),
@@ -68,8 +67,8 @@ const app = createDashboard({
     queuePrefix: prefix,
     seed: config.actions.rules ?? DEFAULT_RULES,
   }),
-  metrics: createDashboardMetrics([webhooks, actions]),
-  trends: () => readTrends(redis, prefix, [webhooks, actions]),
+  metrics: createDashboardMetrics([actions]),
+  trends: () => readTrends(redis, prefix, [actions]),
   actionsConfig: config.actions,
   log,
   credentials: { user: config.user, password: config.password },
@@ -115,6 +114,6 @@ server.on('error', (error) => {
 onShutdownSignals(log, async (signal) => {
   log.info({ signal }, 'stopping');
   await closeServer(server, config.SHUTDOWN_GRACE_MS, log);
-  await Promise.all([webhooks.close(), actions.close(), records?.close()]).catch(() => undefined);
+  await Promise.all([actions.close(), records?.close()]).catch(() => undefined);
   redis.disconnect();
 });

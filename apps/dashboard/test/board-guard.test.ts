@@ -10,15 +10,15 @@ import type { AddressInfo } from 'node:net';
 import type { Worker } from 'bullmq';
 import type { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { actionJobId, QUEUE_NAMES } from '@pw/shared';
+import { actionJobId, newWebhookId, QUEUE_NAMES } from '@pw/shared';
 import type { ActionJobData } from '@pw/shared';
-import { plainWebhookJob } from '@pw/test-utils';
 import {
   AUTH,
   failedAction as failedActionOf,
   HOST,
   standInWorker,
   startDashboard,
+  webhookOf,
 } from './harness.js';
 import type { DashboardHarness } from './harness.js';
 
@@ -62,17 +62,15 @@ const auditLines = (action: string) =>
 
 describe('the queue board', () => {
   it('cannot add a job: the add route answers 403 and no job is added, and the attempt is logged', async () => {
-    const before = [await total(h.webhooks), await total(h.actions)];
-    for (const queue of [QUEUE_NAMES.webhooks, QUEUE_NAMES.actions]) {
-      const response = await h.as('post', `${BOARD}/${queue}/add`).send({
-        name: 'notify_customer',
-        data: actionData('wh_AAAAAAAAAAAAAAAAAAAAAA'),
-        options: {},
-      });
-      expect(response.status, queue).toBe(403);
-      expect(response.body).toEqual(refused);
-    }
-    expect([await total(h.webhooks), await total(h.actions)]).toEqual(before);
+    const before = await total(h.actions);
+    const response = await h.as('post', `${BOARD}/${QUEUE_NAMES.actions}/add`).send({
+      name: 'notify_customer',
+      data: actionData('wh_AAAAAAAAAAAAAAAAAAAAAA'),
+      options: {},
+    });
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual(refused);
+    expect(await total(h.actions)).toBe(before);
     await vi.waitFor(() =>
       expect(h.logs).toContainEqual(
         expect.objectContaining({
@@ -88,11 +86,12 @@ describe('the queue board', () => {
   });
 
   it('refuses every other change to jobs and queues, and they stay as they were', async () => {
-    const id = 'wh_BBBBBBBBBBBBBBBBBBBBBB';
-    const data = plainWebhookJob(id);
-    await h.webhooks.add('quote.status_changed', data, { jobId: id });
-    const job = jobPath(QUEUE_NAMES.webhooks, id);
-    const queue = `${BOARD}/${QUEUE_NAMES.webhooks}`;
+    const data = actionData('wh_BBBBBBBBBBBBBBBBBBBBBB');
+    const id = actionJobId(data.webhook_id, data.action);
+    // Delayed, as a held action is: the stand-in worker leaves it be.
+    await h.actions.add(data.action, data, { jobId: id, delay: 60_000 });
+    const job = jobPath(QUEUE_NAMES.actions, id);
+    const queue = `${BOARD}/${QUEUE_NAMES.actions}`;
     const calls = [
       ['patch', `${job}/update-data`, { data: { webhook_id: 'wh_other' } }],
       ['patch', `${job}/delay`, { delay: 60_000 }],
@@ -116,12 +115,14 @@ describe('the queue board', () => {
       expect(response.status, `${method} ${path}`).toBe(403);
       expect(response.body, `${method} ${path}`).toEqual(refused);
     }
-    const kept = await h.webhooks.getJob(id);
+    const kept = await h.actions.getJob(id);
     expect(kept?.data).toEqual(data);
-    expect(await kept?.getState()).toBe('waiting');
+    expect(await kept?.getState()).toBe('delayed');
+    expect(kept?.delay).toBe(60_000);
     expect(kept?.opts.priority ?? 0).toBe(0);
-    expect(await h.webhooks.isPaused()).toBe(false);
-    expect(await h.webhooks.getGlobalConcurrency()).toBeNull();
+    expect(await h.actions.isPaused()).toBe(false);
+    expect(await h.actions.getGlobalConcurrency()).toBeNull();
+    await kept?.remove();
   });
 
   it('retries a failed job, and logs who did it', async () => {
@@ -182,16 +183,20 @@ describe('the queue board', () => {
       timeout: 5000,
     });
 
-    const delayed = 'wh_FFFFFFFFFFFFFFFFFFFFFF';
-    await h.webhooks.add('quote.status_changed', plainWebhookJob(delayed), {
+    const delayed = actionJobId('wh_FFFFFFFFFFFFFFFFFFFFFF', 'notify_customer');
+    passing.add(delayed);
+    await h.actions.add('notify_customer', actionData('wh_FFFFFFFFFFFFFFFFFFFFFF'), {
       jobId: delayed,
       delay: 60_000,
     });
-    expect((await h.as('put', `${jobPath(QUEUE_NAMES.webhooks, delayed)}/promote`)).status).toBe(
+    expect((await h.as('put', `${jobPath(QUEUE_NAMES.actions, delayed)}/promote`)).status).toBe(
       204,
     );
-    expect(await h.webhooks.getJobState(delayed)).toBe('waiting');
-    expect((await h.as('put', `${BOARD}/${QUEUE_NAMES.webhooks}/promote`)).status).toBe(200);
+    // Promoted, it runs at once.
+    await vi.waitFor(async () => expect(await h.actions.getJobState(delayed)).toBe('completed'), {
+      timeout: 5000,
+    });
+    expect((await h.as('put', `${BOARD}/${QUEUE_NAMES.actions}/promote`)).status).toBe(200);
     expect((await h.as('put', `${jobPath(QUEUE_NAMES.actions, first)}/clean`)).status).toBe(204);
     expect(await h.actions.getJob(first)).toBeUndefined();
     expect((await h.as('put', `${BOARD}/${QUEUE_NAMES.actions}/clean/completed`)).status).toBe(200);
@@ -208,13 +213,13 @@ describe('the queue board', () => {
       expect(auditLines('promote_job')).toEqual([
         expect.objectContaining({
           user: AUTH.user,
-          queue: 'webhooks',
+          queue: 'actions',
           job_id: delayed,
           status: 204,
         }),
       ]);
       expect(auditLines('promote_all')).toEqual([
-        expect.objectContaining({ user: AUTH.user, queue: 'webhooks', status: 200 }),
+        expect.objectContaining({ user: AUTH.user, queue: 'actions', status: 200 }),
       ]);
       expect(auditLines('remove_job')).toEqual([
         expect.objectContaining({ user: AUTH.user, queue: 'actions', job_id: first, status: 204 }),
@@ -228,27 +233,6 @@ describe('the queue board', () => {
         }),
       ]);
     });
-  });
-
-  it('cannot remove or clean webhook jobs: BullMQ would drop their deduplication keys, and a repeat would run again', async () => {
-    const webhookId = 'wh_HHHHHHHHHHHHHHHHHHHHHH';
-    await h.webhooks.add('quote.status_changed', plainWebhookJob(webhookId), {
-      jobId: webhookId,
-      deduplication: { id: 'digest-of-the-event', ttl: 600_000 },
-    });
-    const dedupKey = `${h.prefix}:${QUEUE_NAMES.webhooks}:de:digest-of-the-event`;
-    expect(await h.redis.exists(dedupKey)).toBe(1);
-    for (const path of [
-      `${jobPath(QUEUE_NAMES.webhooks, webhookId)}/clean`,
-      `${BOARD}/${QUEUE_NAMES.webhooks}/clean/wait`,
-      `${BOARD}/${QUEUE_NAMES.webhooks}/clean/completed`,
-    ]) {
-      const response = await h.as('put', path);
-      expect(response.status, path).toBe(403);
-      expect(String((response.body as { message?: string }).message)).toMatch(/deduplication/);
-    }
-    expect(await h.webhooks.getJob(webhookId)).toBeDefined();
-    expect(await h.redis.exists(dedupKey)).toBe(1);
   });
 
   it('audits an allowed action even when the client hangs up before the answer', async () => {
@@ -273,5 +257,23 @@ describe('the queue board', () => {
     } finally {
       server.close();
     }
+  });
+
+  it("removing a job leaves its event's deduplication: a repeat still adds nothing", async () => {
+    const first = webhookOf(newWebhookId(), 'quote.status_changed', ['notify_customer']);
+    await h.intake.add(first);
+    const jobId = actionJobId(first.webhook_id, 'notify_customer');
+    await vi.waitFor(async () => expect(await h.actions.getJobState(jobId)).toBe('failed'), {
+      timeout: 5000,
+    });
+    expect((await h.as('put', `${jobPath(QUEUE_NAMES.actions, jobId)}/clean`)).status).toBe(204);
+    expect(await h.actions.getJob(jobId)).toBeUndefined();
+
+    const repeat = { ...first, webhook_id: newWebhookId(), received_at: new Date().toISOString() };
+    const answer = await h.intake.accept(repeat);
+    expect(answer).toMatchObject({ duplicate: true, ack: { webhook_id: first.webhook_id } });
+    expect(
+      await h.actions.getJob(actionJobId(repeat.webhook_id, 'notify_customer')),
+    ).toBeUndefined();
   });
 });

@@ -14,21 +14,23 @@ import {
   QUEUE_NAMES,
   RulesStore,
 } from '@pw/shared';
-import type { ActionJobData, WebhookJobData } from '@pw/shared';
-import { deleteKeys, plainWebhookJob, testRedisUrl, uniquePrefix } from '@pw/test-utils';
+import type { ActionJobData } from '@pw/shared';
+import { deleteKeys, startIntake, testRedisUrl, uniquePrefix } from '@pw/test-utils';
+import type { TestIntake } from '@pw/test-utils';
 import { createDashboard } from '../src/app.js';
 import { LoginLimit } from '../src/login-limit.js';
 import { createDashboardMetrics } from '../src/metrics.js';
 import { Operator } from '../src/operator.js';
 import { readTrends } from '../src/trends.js';
 import type { Trends } from '../src/trends.js';
+import { webhookOf } from './harness.js';
 
 const prefix = uniquePrefix();
 const auth = { user: 'operator', password: 'correct horse' };
 let redis: Redis;
-let webhooks: Queue<WebhookJobData>;
 let actions: Queue<ActionJobData>;
 let outcomes: OutcomeStore;
+let intake: TestIntake;
 let app: ReturnType<typeof createDashboard>;
 let failing: Worker<ActionJobData>;
 /** Actions the stand-in worker lets through; the rest fail for good. */
@@ -46,21 +48,25 @@ const action = (
   backoff: { type: 'fixed', delay_ms: 1 },
 });
 
+/** Takes a webhook in as the ingress does: its record, and its action jobs for the stand-in. */
 async function webhook(
   id: string,
   eventType: ActionJobData['event_type'],
   names: ActionJobData['action'][],
 ) {
-  await outcomes.open(
-    plainWebhookJob(id, { event_type: eventType, entity_id: 'E-1', actions: names }),
-  );
-  await actions.addBulk(
-    names.map((name) => ({
-      name,
-      data: action(id, name, eventType),
-      opts: { jobId: actionJobId(id, name), attempts: 2 },
-    })),
-  );
+  await intake.add(webhookOf(id, eventType, names));
+}
+
+/** Runs `check` while the stand-in worker takes no job, then removes the jobs added meanwhile. */
+async function withStandInPaused(check: () => Promise<void>) {
+  await failing.pause();
+  const before = new Set((await actions.getWaiting()).map((job) => job.id));
+  try {
+    await check();
+  } finally {
+    for (const job of await actions.getWaiting()) if (!before.has(job.id)) await job.remove();
+    await failing.resume();
+  }
 }
 
 let subscriber: Redis;
@@ -69,9 +75,12 @@ const settled = (id: string) => outcomes.waitUntilFinished(id, subscriber, { tim
 beforeAll(() => {
   redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
   subscriber = redis.duplicate();
-  webhooks = new Queue(QUEUE_NAMES.webhooks, { connection: redis, prefix });
   actions = new Queue(QUEUE_NAMES.actions, { connection: redis, prefix });
   outcomes = new OutcomeStore(redis, { queuePrefix: prefix, recordTtlSeconds: 600 });
+  intake = startIntake(redis, prefix, {
+    retry: { attempts: 2, backoff: { type: 'fixed', delay_ms: 1 } },
+    recordTtlSeconds: 600,
+  });
   // A real BullMQ worker standing in for ours: it records outcomes the same way.
   failing = new Worker<ActionJobData>(
     QUEUE_NAMES.actions,
@@ -90,7 +99,7 @@ beforeAll(() => {
     { connection: redis, prefix },
   );
   app = createDashboard({
-    queues: [webhooks, actions],
+    queues: [actions],
     operator: new Operator({ actions, outcomes, redis }),
     circuits: new CircuitStore(redis, {
       queuePrefix: prefix,
@@ -100,8 +109,8 @@ beforeAll(() => {
     }),
     actions,
     rules: new RulesStore(redis, { queuePrefix: prefix, seed: DEFAULT_RULES }),
-    metrics: createDashboardMetrics([webhooks, actions]),
-    trends: () => readTrends(redis, prefix, [webhooks, actions]),
+    metrics: createDashboardMetrics([actions]),
+    trends: () => readTrends(redis, prefix, [actions]),
     log: createLogger({ name: 'dashboard-test', level: 'silent' }),
     audit: new AuditLog(redis, prefix, createLogger({ name: 'dashboard-test', level: 'silent' })),
     rejected: new RejectedChanges(redis, prefix),
@@ -111,7 +120,7 @@ beforeAll(() => {
 });
 afterAll(async () => {
   await failing.close();
-  await Promise.all([webhooks.close(), actions.close()]);
+  await Promise.all([actions.close(), intake.close()]);
   await deleteKeys(redis, prefix);
   subscriber.disconnect();
   redis.disconnect();
@@ -188,26 +197,28 @@ describe('webhook status, dead letters and replay', () => {
   });
 
   it('a webhook whose actions all wait is `queued`', async () => {
-    const data = plainWebhookJob('wh_queued0000000000000000');
-    await outcomes.open(data);
-    const body = (await get(`/api/webhooks/${data.webhook_id}`)).body as {
-      state: string;
-      actions: { state: string }[];
-    };
-    expect(body.state).toBe('queued');
-    expect(body.actions).toEqual([
-      {
-        name: 'notify_customer',
-        state: 'waiting',
-        attempts: 0,
-        last_error: null,
-        completed_at: null,
-        skipped: null,
-        held: null,
-        // No record store in this test: no attempt history.
-        history: [],
-      },
-    ]);
+    // Taken in while no worker takes its job.
+    await withStandInPaused(async () => {
+      await webhook('wh_queued0000000000000000', 'quote.status_changed', ['notify_customer']);
+      const body = (await get('/api/webhooks/wh_queued0000000000000000')).body as {
+        state: string;
+        actions: { state: string }[];
+      };
+      expect(body.state).toBe('queued');
+      expect(body.actions).toEqual([
+        {
+          name: 'notify_customer',
+          state: 'waiting',
+          attempts: 0,
+          last_error: null,
+          completed_at: null,
+          skipped: null,
+          held: null,
+          // No record store in this test: no attempt history.
+          history: [],
+        },
+      ]);
+    });
   });
 
   it('a partly failed webhook shows which action failed and why; replay completes it once fixed', async () => {
@@ -294,7 +305,7 @@ describe('webhook status, dead letters and replay', () => {
       return { ...trends, completed: sum('completed'), failed: sum('failed'), held: sum('held') };
     };
     const before = await totals();
-    expect(before.oldest_waiting_seconds).toEqual({ webhooks: null, actions: null });
+    expect(before.oldest_waiting_seconds).toEqual({ actions: null });
     expect(Date.parse(before.minutes.at(-1)?.at ?? '')).toBeLessThanOrEqual(Date.now());
     expect(Date.parse(before.minutes.at(-1)?.at ?? '')).toBeGreaterThan(Date.now() - 60_000);
 
@@ -305,25 +316,30 @@ describe('webhook status, dead letters and replay', () => {
       'start_billing',
     ]);
     await settled('wh_trendA0000000000000000');
-    await outcomes.open(plainWebhookJob('wh_trendB0000000000000000', { entity_id: 'Q-9' }));
-    await outcomes.held('wh_trendB0000000000000000', 'notify_customer');
-    // A webhook job added 90 s ago that no worker has taken (none runs on this queue here).
-    const waiting = await webhooks.add('quote.status_changed', {} as WebhookJobData, {
-      timestamp: Date.now() - 90_000,
-    });
+    await withStandInPaused(async () => {
+      // An action job added 90 s ago that no worker has taken, first in line...
+      await actions.add(
+        'notify_customer',
+        action('wh_trendC0000000000000000', 'notify_customer', 'quote.status_changed'),
+        {
+          jobId: actionJobId('wh_trendC0000000000000000', 'notify_customer'),
+          timestamp: Date.now() - 90_000,
+        },
+      );
+      // ...and a webhook taken in whose one action is held by an open circuit.
+      await webhook('wh_trendB0000000000000000', 'quote.status_changed', ['notify_customer']);
+      await outcomes.held('wh_trendB0000000000000000', 'notify_customer');
 
-    const after = await totals();
-    expect(after.completed - before.completed).toBe(1);
-    expect(after.failed - before.failed).toBe(1);
-    expect(after.held - before.held).toBe(1);
-    expect(after.oldest_waiting_seconds.webhooks).toBeGreaterThanOrEqual(90);
-    expect(after.oldest_waiting_seconds.webhooks).toBeLessThan(150);
-    expect(after.oldest_waiting_seconds.actions).toBeNull();
-    const metrics = (await request(app).get('/metrics')).text;
-    const age = /queue_oldest_waiting_seconds\{queue="webhooks"\} ([\d.]+)/.exec(metrics)?.[1];
-    expect(Number(age)).toBeGreaterThanOrEqual(90);
-    expect(metrics).toContain('queue_oldest_waiting_seconds{queue="actions"} 0');
-    await waiting.remove();
+      const after = await totals();
+      expect(after.completed - before.completed).toBe(1);
+      expect(after.failed - before.failed).toBe(1);
+      expect(after.held - before.held).toBe(1);
+      expect(after.oldest_waiting_seconds.actions).toBeGreaterThanOrEqual(90);
+      expect(after.oldest_waiting_seconds.actions).toBeLessThan(150);
+      const metrics = (await request(app).get('/metrics')).text;
+      const age = /queue_oldest_waiting_seconds\{queue="actions"\} ([\d.]+)/.exec(metrics)?.[1];
+      expect(Number(age)).toBeGreaterThanOrEqual(90);
+    });
   });
 });
 

@@ -10,12 +10,15 @@ import {
   CircuitStore,
   createLogger,
   DEFAULT_RULES,
+  EVENT_REGISTRY,
   OutcomeStore,
   QUEUE_NAMES,
   RulesStore,
+  sampleEvent,
 } from '@pw/shared';
 import type { ActionJobData, ActionName, EventType, WebhookJobData } from '@pw/shared';
-import { deleteKeys, testRedisUrl, uniquePrefix } from '@pw/test-utils';
+import { deleteKeys, startIntake, testRedisUrl, uniquePrefix } from '@pw/test-utils';
+import type { TestIntake } from '@pw/test-utils';
 import { createDashboard } from '../src/app.js';
 import type { RecordReader } from '../src/records-api.js';
 import { LoginLimit } from '../src/login-limit.js';
@@ -35,9 +38,10 @@ export interface DashboardHarness {
   app: ReturnType<typeof createDashboard>;
   redis: Redis;
   prefix: string;
-  webhooks: Queue<WebhookJobData>;
   actions: Queue<ActionJobData>;
   outcomes: OutcomeStore;
+  /** Takes webhooks in as the ingress does: each its record and its waiting action jobs. */
+  intake: TestIntake;
   /** The store the dashboard reads and overrides circuits through. */
   circuits: CircuitStore;
   /** Every line the dashboard logged, parsed. */
@@ -45,6 +49,31 @@ export interface DashboardHarness {
   /** A request as the dashboard's own page sends it: credentials, own `Host` and `Origin`. */
   as(method: 'get' | 'post' | 'put' | 'patch', path: string): request.Test;
   close(): Promise<void>;
+}
+
+/** The retry policy a deployment gives each action job by default (`ACTION_ATTEMPTS`, ...). */
+const DEPLOYMENT_RETRY = { attempts: 8, backoff: { type: 'exponential', delay_ms: 1000 } } as const;
+
+/**
+ * A webhook as the ingress makes it of a request: a sample event of `eventType` (its ids ending
+ * in `id`, random by default, so that each is an event of its own), and the `actions` chosen.
+ */
+export function webhookOf(
+  webhookId: string,
+  eventType: EventType,
+  actions: ActionName[],
+  id?: string,
+): WebhookJobData {
+  const definition = EVENT_REGISTRY[eventType];
+  const event = sampleEvent(definition.kind, { id });
+  return {
+    webhook_id: webhookId,
+    event_type: eventType,
+    entity_id: String(event[definition.entityIdField]),
+    received_at: new Date().toISOString(),
+    actions,
+    event,
+  };
 }
 
 const withOwnOrigin = (test: request.Test) => test.set('Host', HOST).set('Origin', OWN_ORIGIN);
@@ -63,9 +92,9 @@ export function startDashboard(
 ): DashboardHarness {
   const prefix = options.prefix ?? uniquePrefix();
   const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
-  const webhooks = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, { connection: redis, prefix });
   const actions = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection: redis, prefix });
   const outcomes = new OutcomeStore(redis, { queuePrefix: prefix, recordTtlSeconds: 600 });
+  const intake = startIntake(redis, prefix, { retry: DEPLOYMENT_RETRY, recordTtlSeconds: 600 });
   const circuits = new CircuitStore(redis, {
     queuePrefix: prefix,
     failureThreshold: 10,
@@ -83,14 +112,14 @@ export function startDashboard(
   });
   const log = createLogger({ name: 'dashboard-test', level: 'info', destination });
   const app = createDashboard({
-    queues: [webhooks, actions],
+    queues: [actions],
     operator: new Operator({ actions, outcomes, redis, records: options.records }),
     ...(options.records ? { records: options.records } : {}),
     circuits,
     actions,
     rules: new RulesStore(redis, { queuePrefix: prefix, seed: DEFAULT_RULES }),
-    metrics: createDashboardMetrics([webhooks, actions]),
-    trends: () => readTrends(redis, prefix, [webhooks, actions]),
+    metrics: createDashboardMetrics([actions]),
+    trends: () => readTrends(redis, prefix, [actions]),
     log,
     audit: new AuditLog(redis, prefix, log),
     rejected: new RejectedChanges(redis, prefix),
@@ -104,14 +133,14 @@ export function startDashboard(
     app,
     redis,
     prefix,
-    webhooks,
     actions,
     outcomes,
+    intake,
     circuits,
     logs,
     as: (method, path) => withOwnOrigin(request(app)[method](path).auth(AUTH.user, AUTH.password)),
     async close() {
-      await Promise.all([webhooks.close(), actions.close()]);
+      await Promise.all([actions.close(), intake.close()]);
       await deleteKeys(redis, prefix);
       redis.disconnect();
     },

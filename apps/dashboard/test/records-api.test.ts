@@ -2,9 +2,9 @@
 // store. (What they find is tested end to end in tests/e2e/test/records.test.ts.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RecordStore } from '@pw/records';
-import { plainWebhookJob, testSchema } from '@pw/test-utils';
+import { testSchema } from '@pw/test-utils';
 import type { TestSchema } from '@pw/test-utils';
-import { failedAction, standInWorker, startDashboard } from './harness.js';
+import { failedAction, standInWorker, startDashboard, webhookOf } from './harness.js';
 import type { DashboardHarness } from './harness.js';
 
 let schema: TestSchema;
@@ -22,6 +22,10 @@ afterAll(async () => {
   await store.close();
   await schema.drop();
 });
+
+/** A webhook as the worker opens its record in Redis: one action, waiting. */
+const queuedWebhook = (webhookId: string) =>
+  webhookOf(webhookId, 'quote.status_changed', ['notify_customer']);
 
 describe('search, audit log and ledger', () => {
   it('answer from the store: an empty store, empty pages and a balanced empty ledger', async () => {
@@ -107,8 +111,8 @@ describe('search, audit log and ledger', () => {
       },
     });
     try {
-      const data = plainWebhookJob('wh_storeaway0000000000000');
-      await broken.outcomes.open(data);
+      const data = queuedWebhook('wh_storeaway0000000000000');
+      await broken.intake.add(data);
       const response = await broken.as('get', `/api/webhooks/${data.webhook_id}`);
       expect(response.status).toBe(200);
       expect(response.body).toMatchObject({
@@ -122,8 +126,8 @@ describe('search, audit log and ledger', () => {
   });
 
   it('a webhook the store has not received yet is answered from Redis, its trace id null until it has', async () => {
-    const data = plainWebhookJob('wh_notstoredyet0000000000');
-    await h.outcomes.open(data);
+    const data = queuedWebhook('wh_notstoredyet0000000000');
+    await h.intake.add(data);
     const response = await h.as('get', `/api/webhooks/${data.webhook_id}`);
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ webhook_id: data.webhook_id, state: 'queued' });

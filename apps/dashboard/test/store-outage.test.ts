@@ -2,9 +2,9 @@
 // that the test cuts (the shared PostgreSQL itself keeps running), and a store at a closed port.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RecordStore } from '@pw/records';
-import { freePort, plainWebhookJob, startTcpProxy, testSchema, throughProxy } from '@pw/test-utils';
+import { freePort, startTcpProxy, testSchema, throughProxy } from '@pw/test-utils';
 import type { TcpProxy, TestSchema } from '@pw/test-utils';
-import { startDashboard } from './harness.js';
+import { startDashboard, webhookOf } from './harness.js';
 import type { DashboardHarness } from './harness.js';
 
 let schema: TestSchema;
@@ -66,7 +66,7 @@ describe('the operator API while the record store cannot be reached', () => {
       await expectStoreUnavailable(h);
       // A webhook Redis still holds is answered from there, without history.
       const webhookId = 'wh_inredisonly00000000000';
-      await h.outcomes.open(plainWebhookJob(webhookId));
+      await h.intake.add(webhookOf(webhookId, 'quote.status_changed', ['notify_customer']));
       const hot = await h.as('get', `/api/webhooks/${webhookId}`);
       expect(hot.status).toBe(200);
       expect(hot.body).toMatchObject({ state: 'queued', actions: [{ history: [] }] });

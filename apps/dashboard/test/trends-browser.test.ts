@@ -3,9 +3,9 @@
 // time (uPlot would stretch such an axis on by 1,000 days); no console error or CSP violation.
 import type { Locator } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { plainWebhookJob } from '@pw/test-utils';
 import { startConsoleInBrowser } from './console-browser.js';
 import type { ConsoleInBrowser } from './console-browser.js';
+import { webhookOf } from './harness.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -27,10 +27,9 @@ async function timeAxis(chart: Locator): Promise<{ from: number; to: number }> {
 
 describe('the console’s trends page', () => {
   it('draws both time axes within the last hour of the page’s clock, the first reading too', async () => {
-    // A webhook job left waiting: the waiting chart has a value to draw.
-    await browsing.h.webhooks.add(
-      'quote.status_changed',
-      plainWebhookJob('wh_TTTTTTTTTTTTTTTTTTTTTT'),
+    // A webhook taken in whose action job no worker takes: the waiting chart has a value to draw.
+    await browsing.h.intake.add(
+      webhookOf('wh_TTTTTTTTTTTTTTTTTTTTTT', 'quote.status_changed', ['notify_customer']),
     );
     const problems: string[] = [];
     const page = await browsing.newPage(problems);

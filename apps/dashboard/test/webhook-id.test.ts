@@ -2,17 +2,15 @@
 // names such as `meta` or `events` would otherwise reach BullMQ's own keys under the same prefix,
 // which are no records (a 500 WRONGTYPE without this check).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { plainWebhookJob } from '@pw/test-utils';
-import { startDashboard } from './harness.js';
+import { startDashboard, webhookOf } from './harness.js';
 import type { DashboardHarness } from './harness.js';
 
 let h: DashboardHarness;
 beforeAll(async () => {
   h = startDashboard();
   // BullMQ's own keys exist under the queue's prefix once it has a job.
-  await h.webhooks.add(
-    'quote.status_changed',
-    plainWebhookJob('wh_bullmq0000000000000000', { actions: [] }),
+  await h.intake.add(
+    webhookOf('wh_bullmq0000000000000000', 'quote.status_changed', ['notify_customer'], '1'),
   );
 });
 afterAll(() => h.close());
@@ -48,7 +46,7 @@ describe('webhook ids in operator API paths', () => {
 
   it('still finds a real webhook, ids with `-` and `_` included', async () => {
     const id = 'wh_Zz09-_AAAAAAAAAAAAAAAA';
-    await h.outcomes.open(plainWebhookJob(id, { entity_id: 'Q-2' }));
+    await h.intake.add(webhookOf(id, 'quote.status_changed', ['notify_customer'], '2'));
     const status = await h.as('get', `/api/webhooks/${id}`);
     expect(status.status).toBe(200);
     expect(status.body).toMatchObject({ webhook_id: id, entity_id: 'Q-2' });

@@ -20,13 +20,14 @@ import {
   redisHosts,
   retryPolicy,
   RulesStore,
+  WebhookIntake,
 } from '@pw/shared';
 import type { ActionJobData, RedisClient } from '@pw/shared';
 import { createApp } from './app.js';
 import { clusterMetricsClient, runPrimary } from './cluster.js';
 import { loadIngressConfig } from './config.js';
 import { IngressMetrics } from './metrics.js';
-import { WebhookIntake } from './webhook-intake.js';
+import { BatchedIntake } from './batched-intake.js';
 
 const config = configOrExit('ingress', () => loadIngressConfig(process.env));
 const log = createLogger({ name: 'ingress', level: config.LOG_LEVEL });
@@ -50,7 +51,7 @@ function serve(): void {
     connectionName: 'pw-ingress',
   });
   redis.on('error', (error) => log.warn({ err: error }, 'Redis connection error'));
-  // The ingress adds each webhook's action jobs itself (no fan-out job in between).
+  // The queue the intake adds each webhook's action jobs to.
   const queue = new Queue<ActionJobData>(QUEUE_NAMES.actions, {
     connection: redis,
     prefix: config.QUEUE_PREFIX,
@@ -67,14 +68,16 @@ function serve(): void {
   collectDefaultMetrics({ register: metrics.registry });
   const counts = new IngressCounts(redis, config.QUEUE_PREFIX);
   const app = createApp({
-    intake: new WebhookIntake(queue, outcomes, {
-      queuePrefix: config.QUEUE_PREFIX,
-      dedupWindowSeconds: config.DEDUP_WINDOW_SECONDS,
-      maxClockSkewSeconds: config.MAX_CLOCK_SKEW_SECONDS,
-      recordTtlSeconds: config.RECORD_TTL_SECONDS,
-      actionsConfig: config.actions,
-      retry: retryPolicy(config),
-    }),
+    intake: new BatchedIntake(
+      new WebhookIntake(queue, outcomes, {
+        queuePrefix: config.QUEUE_PREFIX,
+        dedupWindowSeconds: config.DEDUP_WINDOW_SECONDS,
+        maxClockSkewSeconds: config.MAX_CLOCK_SKEW_SECONDS,
+        recordTtlSeconds: config.RECORD_TTL_SECONDS,
+        actionsConfig: config.actions,
+        retry: retryPolicy(config),
+      }),
+    ),
     rules,
     redis,
     log,

@@ -2,12 +2,12 @@ import express from 'express';
 import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { EVENT_REGISTRY, PwError, selectActions } from '@pw/shared';
-import type { ErrorCode, EventDefinition, Logger, RoutingRule } from '@pw/shared';
+import type { AcceptedWebhook, ErrorCode, EventDefinition, Logger, RoutingRule } from '@pw/shared';
 import { RequestRejectedError, sendError } from './error-response.js';
 import type { IngressMetrics } from './metrics.js';
 import { parseWebhook } from './parse-webhook.js';
 import type { ParseSettings } from './parse-webhook.js';
-import type { AcceptedWebhook, IncomingWebhook } from './webhook-intake.js';
+import type { IncomingWebhook } from './batched-intake.js';
 
 /** Where the routing rules come from: the live rules the dashboard edits (`LiveRules`, main.ts). */
 export interface RulesSource {

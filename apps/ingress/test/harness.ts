@@ -8,6 +8,7 @@ import {
   DEFAULT_RULES,
   OutcomeStore,
   QUEUE_NAMES,
+  WebhookIntake,
 } from '@pw/shared';
 import type { Acknowledgement, ActionJobData, RoutingRule } from '@pw/shared';
 import {
@@ -19,7 +20,7 @@ import {
 } from '@pw/test-utils';
 import { createApp } from '../src/app.js';
 import { IngressMetrics } from '../src/metrics.js';
-import { WebhookIntake } from '../src/webhook-intake.js';
+import { BatchedIntake } from '../src/batched-intake.js';
 import type { WebhookRouteSettings } from '../src/webhook-routes.js';
 
 export interface Harness {
@@ -70,13 +71,15 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   };
   const outcomeSettings = { queuePrefix: prefix, recordTtlSeconds: 604_800 };
   const app = createApp({
-    intake: new WebhookIntake(queue, new OutcomeStore(redis, outcomeSettings), {
-      dedupWindowSeconds: settings.dedupWindowSeconds,
-      maxClockSkewSeconds: settings.maxClockSkewSeconds,
-      ...outcomeSettings,
-      actionsConfig: DEFAULT_ACTIONS_CONFIG,
-      retry: { attempts: 8, backoff: { type: 'exponential', delay_ms: 1000 } },
-    }),
+    intake: new BatchedIntake(
+      new WebhookIntake(queue, new OutcomeStore(redis, outcomeSettings), {
+        dedupWindowSeconds: settings.dedupWindowSeconds,
+        maxClockSkewSeconds: settings.maxClockSkewSeconds,
+        ...outcomeSettings,
+        actionsConfig: DEFAULT_ACTIONS_CONFIG,
+        retry: { attempts: 8, backoff: { type: 'exponential', delay_ms: 1000 } },
+      }),
+    ),
     now: options.now,
     rules: { current: () => options.rules ?? DEFAULT_RULES },
     redis,

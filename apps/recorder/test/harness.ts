@@ -3,18 +3,23 @@ import { afterEach, beforeEach } from 'vitest';
 import { RecordStore } from '@pw/records';
 import { createLogger, OutcomeStore, recordStreamKey } from '@pw/shared';
 import type { WebhookJobData } from '@pw/shared';
-import { deleteKeys, testRedisUrl, testSchema, uniquePrefix } from '@pw/test-utils';
-import type { TestSchema } from '@pw/test-utils';
+import { deleteKeys, startIntake, testRedisUrl, testSchema, uniquePrefix } from '@pw/test-utils';
+import type { TestIntake, TestSchema } from '@pw/test-utils';
 import type { RecordWriter } from '../src/recorder.js';
 import { Recorder } from '../src/recorder.js';
 import type { RecorderMetrics } from '../src/metrics.js';
 
 export const log = createLogger({ name: 'recorder-test', level: 'silent' });
 
-/** What each test gets: a Redis, a key prefix of its own, its outcome records, its cleanups. */
+/**
+ * What each test gets: a Redis, a key prefix of its own, the ingress's intake, the outcome
+ * records the worker changes, its cleanups.
+ */
 export interface RecorderHarness {
   redis: Redis;
   prefix: string;
+  /** Takes webhooks in as the ingress does: each its record, its action jobs, its stream entry. */
+  intake: TestIntake;
   outcomes: OutcomeStore;
   /** Run after the test, last added first. */
   cleanups: (() => Promise<unknown>)[];
@@ -30,9 +35,14 @@ export function recorderHarness(): RecorderHarness {
       queuePrefix: harness.prefix,
       recordTtlSeconds: 600,
     });
+    harness.intake = startIntake(harness.redis, harness.prefix, {
+      retry: { attempts: 8, backoff: { type: 'exponential', delay_ms: 1000 } },
+      recordTtlSeconds: 600,
+    });
   });
   afterEach(async () => {
     for (const cleanup of harness.cleanups.splice(0).reverse()) await cleanup();
+    await harness.intake.close();
     await deleteKeys(harness.redis, harness.prefix);
     harness.redis.disconnect();
   });
@@ -40,7 +50,7 @@ export function recorderHarness(): RecorderHarness {
 }
 
 let count = 0;
-/** A webhook as the worker opens its record, with an entity id of its own. */
+/** A webhook as the ingress takes it in, with an event and an entity id of its own. */
 export const job = (
   actions = ['notify_customer'],
   fields: Partial<WebhookJobData> = {},
@@ -103,12 +113,15 @@ export async function schemaStore(
   return { store, schema };
 }
 
-/** Opens `accepted`'s record and runs its one action to completion, as a worker would. */
+/**
+ * Takes `accepted` in as the ingress does, then runs its one action to completion as a worker
+ * would.
+ */
 export async function completeWebhook(
   harness: RecorderHarness,
   accepted: WebhookJobData,
 ): Promise<WebhookJobData> {
-  await harness.outcomes.open(accepted);
+  await harness.intake.add(accepted);
   await harness.outcomes.started(accepted.webhook_id, 'notify_customer');
   await harness.outcomes.settled(accepted.webhook_id, 'notify_customer', 'completed', undefined, {
     started_at: accepted.received_at,

@@ -22,7 +22,7 @@ test('an action answered 503, 503, then 200 has three attempts in its history', 
   const { store } = await schemaStore(harness);
   await startRecorder(harness, store);
   const accepted = job();
-  await harness.outcomes.open(accepted);
+  await harness.intake.add(accepted);
   const timing = (status: number) => ({
     started_at: new Date().toISOString(),
     status,
@@ -82,7 +82,7 @@ test('a store that answers but cannot write (disk full) keeps the batch pending:
   };
   await startRecorder(harness, diskFull);
   const accepted = job();
-  await harness.outcomes.open(accepted);
+  await harness.intake.add(accepted);
   await drained(harness);
   expect(refusals).toBeLessThan(0);
   expect(await harness.redis.xlen(`${recordStreamKey(harness.prefix)}:rejected`)).toBe(0);

@@ -10,7 +10,6 @@ import {
   loadConfig,
   readActionsConfig,
   recordTtlEnv,
-  retryEnv,
   withCommonChecks,
 } from '@pw/shared';
 import type { ActionsConfig, ClientCredentials } from '@pw/shared';
@@ -41,7 +40,7 @@ const required = (name: string) =>
 export const workerVariables = (production: boolean) => ({
   ...commonEnv,
   WORKER_CONCURRENCY: envInt(20, { min: 1, max: 1000 }).meta({
-    description: 'jobs at once per queue per worker process',
+    description: 'action jobs at once per worker process',
   }),
   WORKER_HEALTH_PORT: envPort(3002).meta({
     description: "the worker's `/healthz` and `/metrics` port",
@@ -74,7 +73,6 @@ export const workerVariables = (production: boolean) => ({
     description: 'time-out of one partner-API call (milliseconds)',
   }),
   ACTIONS_CONFIG: actionsConfigEnv,
-  ...retryEnv,
   CIRCUIT_FAILURE_THRESHOLD: envInt(10, { min: 1, max: 10_000 }).meta({
     description:
       'consecutive retryable failures (network, 408, 429, 5xx, identity provider unreachable) of one partner target that open its circuit',

@@ -1,14 +1,6 @@
 import { Queue, Worker } from 'bullmq';
-import { bullmqTelemetry, CircuitStore, deadLetterSeconds, QUEUE_NAMES } from '@pw/shared';
-import type {
-  ActionJobData,
-  ActionsConfig,
-  Logger,
-  OutcomeStore,
-  RedisClient,
-  RetryDefaults,
-  WebhookJobData,
-} from '@pw/shared';
+import { bullmqTelemetry, CircuitStore, QUEUE_NAMES } from '@pw/shared';
+import type { ActionJobData, ActionsConfig, Logger, OutcomeStore, RedisClient } from '@pw/shared';
 import { ActionLimits } from './action-limits.js';
 import { processAction } from './action-processor.js';
 import { ActionStart } from './action-start.js';
@@ -17,9 +9,6 @@ import { actionBackoff } from './backoff.js';
 import { CircuitGate } from './circuit-gate.js';
 import { circuitTarget } from './config.js';
 import type { PartnerTarget } from './config.js';
-import { EventOrder } from './event-order.js';
-import { fanOutWebhook } from './fan-out-processor.js';
-import type { FanOutDeps } from './fan-out-processor.js';
 import type { MarketTable } from './market-table.js';
 import type { WorkerMetrics } from './metrics.js';
 import type { PartnerApi } from './partner-api.js';
@@ -30,7 +19,7 @@ export interface WorkerDeps {
   /** BullMQ's connection (it makes its own blocking one from it). */
   connection: RedisClient;
   /**
-   * The connection of the worker's own stores (circuits, event order, action limits), best made
+   * The connection of the worker's own stores (circuits, action starts, action limits), best made
    * with `enableAutoPipelining`: the commands of the jobs running at once then share one write.
    * @defaultValue `connection`
    */
@@ -40,10 +29,9 @@ export interface WorkerDeps {
   api: PartnerApi;
   targets: { fallback: PartnerTarget; byMarket: MarketTable<PartnerTarget> };
   actionsConfig: ActionsConfig;
-  retry: RetryDefaults;
   log: Logger;
   metrics: WorkerMetrics;
-  /** Jobs at once per queue. @defaultValue 20 */
+  /** Jobs at once. @defaultValue 20 */
   concurrency?: number;
   /** Lock duration; a dead worker's jobs are taken over after about this long. @defaultValue 30000 */
   lockMs?: number;
@@ -54,13 +42,12 @@ export interface WorkerDeps {
 }
 
 export interface RunningWorker {
-  webhooks: Worker<WebhookJobData>;
   actions: Worker<ActionJobData>;
   /** Stops taking jobs and waits for active ones; `force` returns them to the queue at once. */
   close(force?: boolean): Promise<void>;
 }
 
-/** The options both workers share. */
+/** The options of the `actions` worker. */
 function workerOptions(deps: WorkerDeps) {
   const lockDuration = deps.lockMs ?? 30_000;
   return {
@@ -99,22 +86,16 @@ function circuits(deps: WorkerDeps, actionsQueue: Queue<ActionJobData>, leaseMs:
 }
 
 /**
- * The worker: the fan-out processor on `webhooks` turns each webhook into action jobs, the action
- * processor on `actions` runs each against the partner API, and a listener of its own failures
- * records the jobs BullMQ fails for stalling.
+ * The worker: the action processor on `actions` runs each action job the ingress's intake added
+ * against the partner API, and a listener of its own failures records the jobs BullMQ fails for
+ * stalling.
  */
 export function createWorker(deps: WorkerDeps): RunningWorker {
   const { connection, queuePrefix: prefix, log } = deps;
   const options = workerOptions(deps);
-  // With tracing on, the fan-out's addBulk hands each action job the webhook's trace.
-  const actionsQueue = new Queue<ActionJobData>(QUEUE_NAMES.actions, {
-    connection,
-    prefix,
-    ...bullmqTelemetry(),
-  });
-  // An entity's newest time is remembered as long as its older events may still be retried.
+  // The circuit gate reads the jobs it holds, and wakes them, through it.
+  const actionsQueue = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection, prefix });
   const stores = deps.storeConnection ?? connection;
-  const order = new EventOrder(stores, prefix, deadLetterSeconds(deps.retry.recordTtlSeconds));
   // A slot, probe or in-flight lease of a worker that died is free again once its job could
   // have run its course.
   const leaseMs = options.lockDuration + 2 * deps.api.timeoutMs;
@@ -122,12 +103,6 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
   const circuit = circuits(deps, actionsQueue, leaseMs);
   const start = new ActionStart(stores, prefix, circuit.store, deps.outcomes);
 
-  const fanOutDeps: FanOutDeps = { ...deps, actionsQueue, order };
-  const webhooks = new Worker<WebhookJobData>(
-    QUEUE_NAMES.webhooks,
-    (job) => fanOutWebhook(job, fanOutDeps),
-    options,
-  );
   const actionDeps: ActionProcessorDeps = { ...deps, start, limits, circuits: circuit.gate };
   const actions = new Worker<ActionJobData>(
     QUEUE_NAMES.actions,
@@ -140,15 +115,12 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
   const stalledDeps: StalledJobDeps = deps;
   actions.on('failed', (job, error) => void recordStalledFailure(job, error, stalledDeps));
 
-  for (const worker of [webhooks, actions]) {
-    worker.on('error', (error) => log.error({ err: error }, 'worker error'));
-  }
+  actions.on('error', (error) => log.error({ err: error }, 'worker error'));
 
   return {
-    webhooks,
     actions,
     async close(force = false) {
-      await Promise.all([webhooks.close(force), actions.close(force)]);
+      await actions.close(force);
       await actionsQueue.close();
     },
   };

@@ -8,7 +8,6 @@ import {
   duplicateRedis,
   onShutdownSignals,
   OutcomeStore,
-  retryPolicy,
   TokenManager,
 } from '@pw/shared';
 import { loadWorkerConfig } from './config.js';
@@ -63,7 +62,6 @@ const worker = createWorker({
   api,
   targets: config.targets,
   actionsConfig: config.actions,
-  retry: { ...retryPolicy(config), recordTtlSeconds: config.RECORD_TTL_SECONDS },
   log,
   metrics,
   concurrency: config.WORKER_CONCURRENCY,

@@ -7,7 +7,6 @@ export class WorkerMetrics {
   readonly actions: Counter<'action' | 'outcome'>;
   readonly actionSeconds: Histogram<'action'>;
   readonly tokenRequests: Counter<'outcome'>;
-  readonly webhooks: Counter<'event_type'>;
   readonly actionsThrottled: Counter<'action'>;
   readonly circuitOpen: Gauge<'target'>;
   readonly circuitTransitions: Counter<'target' | 'to'>;
@@ -36,12 +35,6 @@ export class WorkerMetrics {
       name: 'token_requests_total',
       help: 'Requests to the identity provider by outcome (success, failure)',
       labelNames: ['outcome'],
-      registers,
-    });
-    this.webhooks = new Counter({
-      name: 'webhooks_dispatched_total',
-      help: 'Webhook jobs of an earlier ingress whose actions the worker queued (the ingress queues them now), by event type',
-      labelNames: ['event_type'],
       registers,
     });
     this.actionsThrottled = new Counter({

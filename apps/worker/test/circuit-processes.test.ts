@@ -1,13 +1,13 @@
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CircuitStore, OutcomeStore, QUEUE_NAMES } from '@pw/shared';
-import type { WebhookJobData } from '@pw/shared';
 import { startSandbox } from '@pw/sandbox';
 import {
   ChildRun,
   deleteKeys,
   freePort,
   newTestRedis,
+  startIntake,
   testRedisUrl,
   uniquePrefix,
 } from '@pw/test-utils';
@@ -18,6 +18,8 @@ import { webhookJob } from './fixtures.js';
 const THRESHOLD = 3;
 const PROBE_MS = 1000;
 const OUTAGE_MS = 15_000;
+/** The deployment's retry policy: the ingress gives it to each action job it adds. */
+const RETRY = { attempts: 2, backoff: { type: 'fixed', delay_ms: 50 } } as const;
 
 let sandbox: Awaited<ReturnType<typeof startSandbox>>;
 let redis: ReturnType<typeof newTestRedis>;
@@ -33,9 +35,6 @@ async function startWorker(): Promise<{ run: ChildRun; metricsUrl: string }> {
     QUEUE_PREFIX: prefix,
     WORKER_HEALTH_PORT: String(port),
     WORKER_LOCK_MS: '3000',
-    ACTION_ATTEMPTS: '2',
-    ACTION_BACKOFF: 'fixed',
-    ACTION_BACKOFF_DELAY_MS: '50',
     CIRCUIT_FAILURE_THRESHOLD: String(THRESHOLD),
     CIRCUIT_PROBE_INTERVAL_MS: String(PROBE_MS),
   });
@@ -70,10 +69,10 @@ describe('one circuit shared by two worker processes', { timeout: 90_000 }, () =
   it('both hold their actions while it is open; a worker SIGKILLed meanwhile loses nothing', async () => {
     const [first, second] = await Promise.all([startWorker(), startWorker()]);
     const until = sandbox.api.failNext({ path: /.*/, status: 503, forMs: OUTAGE_MS });
-    const webhooks = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, { connection: redis, prefix });
+    const intake = startIntake(redis, prefix, { retry: RETRY });
     const jobs = Array.from({ length: 40 }, () => webhookJob('contract', 'signed'));
-    for (const job of jobs) await webhooks.add(job.event_type, job, { jobId: job.webhook_id });
-    await webhooks.close();
+    for (const job of jobs) await intake.add(job);
+    await intake.close();
 
     const circuits = new CircuitStore(redis, {
       queuePrefix: prefix,

@@ -1,16 +1,17 @@
-import { randomBytes } from 'node:crypto';
 import {
   DEFAULT_RULES,
   EVENT_REGISTRY,
   eventDefinitionByKind,
+  newWebhookId,
   sampleEvent,
   selectActions,
 } from '@pw/shared';
 import type { EventKind, WebhookJobData } from '@pw/shared';
 
 /**
- * A webhook job as the ingress would enqueue it, with the default rules' actions; `id` and `now`
- * fix the entity and the event's `timestamp` (for several events about one entity).
+ * A webhook as the ingress makes it of a request (a new id, the time taken in), with the default
+ * rules' actions; `id` and `now` fix the entity and the event's `timestamp` (for several events
+ * about one entity).
  */
 export function webhookJob(
   kind: EventKind,
@@ -20,7 +21,7 @@ export function webhookJob(
   const definition = eventDefinitionByKind(kind);
   const event = sampleEvent(kind, { status, ...options });
   return {
-    webhook_id: `wh_${randomBytes(16).toString('base64url')}`,
+    webhook_id: newWebhookId(),
     event_type: definition.type,
     entity_id: String(event[EVENT_REGISTRY[definition.type].entityIdField]),
     received_at: new Date().toISOString(),

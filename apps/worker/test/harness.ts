@@ -1,15 +1,14 @@
-import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import {
-  createLogger,
-  DEFAULT_ACTIONS_CONFIG,
-  OutcomeStore,
-  QUEUE_NAMES,
-  TokenManager,
+import { createLogger, DEFAULT_ACTIONS_CONFIG, OutcomeStore, TokenManager } from '@pw/shared';
+import type {
+  AcceptedWebhook,
+  ActionsConfig,
+  BackoffPolicy,
+  WebhookJobData,
+  WebhookOutcome,
 } from '@pw/shared';
-import type { ActionsConfig, BackoffPolicy, WebhookJobData, WebhookOutcome } from '@pw/shared';
 import { startSandbox } from '@pw/sandbox';
-import { deleteKeys, testRedisUrl, uniquePrefix } from '@pw/test-utils';
+import { deleteKeys, startIntake, testRedisUrl, uniquePrefix } from '@pw/test-utils';
 import type { PartnerTarget } from '../src/config.js';
 import { marketTable } from '../src/market-table.js';
 import { createWorker } from '../src/create-worker.js';
@@ -22,15 +21,17 @@ export type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 export interface WorkerHarness {
   sandbox: Sandbox;
   worker: RunningWorker;
-  webhooks: Queue<WebhookJobData>;
   outcomes: OutcomeStore;
   tokens: TokenManager;
   metrics: WorkerMetrics;
   prefix: string;
   /** The default partner target (the sandbox's). */
   target: PartnerTarget;
-  /** Puts a webhook on the queue as the ingress would. */
-  enqueue(data: WebhookJobData): Promise<void>;
+  /**
+   * Takes a webhook in as the ingress does (the shared intake: its record and its action jobs in
+   * one transaction); throws for a repeat of an event already taken in.
+   */
+  enqueue(data: WebhookJobData): Promise<AcceptedWebhook>;
   /** The outcome once every action has finished. */
   finished(webhookId: string, timeoutMs?: number): Promise<WebhookOutcome>;
   /** The outcome as soon as `condition` holds. */
@@ -42,9 +43,11 @@ export interface WorkerHarness {
 }
 
 export interface WorkerHarnessOptions {
+  /** `ACTIONS_CONFIG`, of the worker and of the intake alike. */
   actionsConfig?: ActionsConfig;
+  /** `ACTION_ATTEMPTS`, which the intake stamps on each action job. @defaultValue 4 */
   attempts?: number;
-  /** @defaultValue fixed 20 ms, so retries in tests are quick */
+  /** The intake's default backoff. @defaultValue fixed 20 ms, so retries in tests are quick */
   backoff?: BackoffPolicy;
   tokenTtlSeconds?: number;
   sandbox?: Sandbox;
@@ -94,18 +97,18 @@ export async function startWorkerHarness(
   const outcomes = new OutcomeStore(client, { queuePrefix: prefix, recordTtlSeconds: 3600 });
   const fallback = sandboxTarget(sandbox);
   const api = new PartnerApi({ tokens, timeoutMs: 5000 });
+  const actionsConfig = options.actionsConfig ?? DEFAULT_ACTIONS_CONFIG;
+  const retry = {
+    attempts: options.attempts ?? 4,
+    backoff: options.backoff ?? { type: 'fixed' as const, delay_ms: 20 },
+  };
   const worker = createWorker({
     connection,
     queuePrefix: prefix,
     outcomes,
     api,
     targets: { fallback, byMarket: marketTable(options.byMarket ?? {}) },
-    actionsConfig: options.actionsConfig ?? DEFAULT_ACTIONS_CONFIG,
-    retry: {
-      attempts: options.attempts ?? 4,
-      backoff: options.backoff ?? { type: 'fixed', delay_ms: 20 },
-      recordTtlSeconds: 3600,
-    },
+    actionsConfig,
     log: createLogger({ name: 'worker-test', level: 'silent' }),
     metrics,
     concurrency: 10,
@@ -113,19 +116,17 @@ export async function startWorkerHarness(
     lockMs: options.lockMs,
     maxStalledCount: options.maxStalledCount,
   });
-  const webhooks = new Queue<WebhookJobData>(QUEUE_NAMES.webhooks, { connection: client, prefix });
+  // The ingress's ACTIONS_CONFIG is the worker's, as in a deployment sharing one configuration.
+  const intake = startIntake(client, prefix, { actionsConfig, retry, recordTtlSeconds: 3600 });
   return {
     sandbox,
     worker,
-    webhooks,
     outcomes,
     tokens,
     metrics,
     prefix,
     target: fallback,
-    async enqueue(data) {
-      await webhooks.add(data.event_type, data, { jobId: data.webhook_id });
-    },
+    enqueue: (data) => intake.add(data),
     until: (webhookId, condition) =>
       outcomes.waitUntil(webhookId, subscriber, condition, { timeoutMs: 15_000 }),
     finished: (webhookId, timeoutMs = 15_000) =>
@@ -133,7 +134,7 @@ export async function startWorkerHarness(
     async close() {
       await worker.close(true);
       await api.close();
-      await webhooks.close();
+      await intake.close();
       await deleteKeys(client, prefix);
       subscriber.disconnect();
       client.disconnect();

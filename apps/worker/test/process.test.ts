@@ -1,10 +1,16 @@
-import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OutcomeStore, QUEUE_NAMES } from '@pw/shared';
-import type { WebhookJobData } from '@pw/shared';
+import { OutcomeStore } from '@pw/shared';
 import { startSandbox } from '@pw/sandbox';
-import { ChildRun, deleteKeys, freePort, testRedisUrl, uniquePrefix } from '@pw/test-utils';
+import {
+  ChildRun,
+  deleteKeys,
+  freePort,
+  startIntake,
+  testRedisUrl,
+  uniquePrefix,
+} from '@pw/test-utils';
+import type { TestIntake } from '@pw/test-utils';
 import { webhookJob } from './fixtures.js';
 import type { Sandbox } from './harness.js';
 
@@ -13,8 +19,10 @@ const prefix = uniquePrefix();
 let sandbox: Sandbox;
 let redis: Redis;
 let subscriber: Redis;
-let webhooks: Queue<WebhookJobData>;
+let intake: TestIntake;
 const runs: ChildRun[] = [];
+/** The retry policy of the deployment: the ingress gives it to each action job it adds. */
+const RETRY = { attempts: 8, backoff: { type: 'fixed', delay_ms: 50 } } as const;
 let healthPort = 0;
 
 const workerEnv = async () => ({
@@ -23,8 +31,6 @@ const workerEnv = async () => ({
   QUEUE_PREFIX: prefix,
   WORKER_HEALTH_PORT: String((healthPort = await freePort())),
   WORKER_LOCK_MS: '3000',
-  ACTION_BACKOFF: 'fixed',
-  ACTION_BACKOFF_DELAY_MS: '50',
   LOG_LEVEL: 'debug',
 });
 
@@ -39,11 +45,11 @@ beforeAll(async () => {
   sandbox = await startSandbox({ clientSecret: CLIENT_SECRET });
   redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 1 });
   subscriber = redis.duplicate();
-  webhooks = new Queue(QUEUE_NAMES.webhooks, { connection: redis, prefix });
+  intake = startIntake(redis, prefix, { retry: RETRY });
 });
 afterAll(async () => {
   await Promise.all(runs.map((run) => run.stop('SIGKILL')));
-  await webhooks.close();
+  await intake.close();
   await deleteKeys(redis, prefix);
   subscriber.disconnect();
   redis.disconnect();
@@ -57,11 +63,11 @@ describe('worker processes', { timeout: 60_000 }, () => {
     // A target that has not answered yet is kept to CIRCUIT_FAILURE_THRESHOLD calls in flight
     // (it may be down); one answered call lifts that, as on any running system.
     const warmUp = webhookJob('contract', 'signed');
-    await webhooks.add(warmUp.event_type, warmUp, { jobId: warmUp.webhook_id });
+    await intake.add(warmUp);
     const outcomes = new OutcomeStore(redis, { queuePrefix: prefix, recordTtlSeconds: 60 });
     await outcomes.waitUntilFinished(warmUp.webhook_id, subscriber, { timeoutMs: 20_000 });
     const hold = sandbox.api.hold(/^\/contracts\/.+\/documents$/);
-    for (const job of jobs) await webhooks.add(job.event_type, job, { jobId: job.webhook_id });
+    for (const job of jobs) await intake.add(job);
     await hold.held(jobs.length);
     expect(await first.stop('SIGKILL')).toBe(null);
     hold.release();
@@ -95,7 +101,7 @@ describe('worker processes', { timeout: 60_000 }, () => {
     const run = runs.at(-1)!;
     const jobs = Array.from({ length: 30 }, () => webhookJob('sales', 'lost'));
     const hold = sandbox.api.hold(/^\/crm\/opportunities\//);
-    for (const job of jobs) await webhooks.add(job.event_type, job, { jobId: job.webhook_id });
+    for (const job of jobs) await intake.add(job);
     await hold.held(10);
     const exited = run.stop('SIGTERM');
     await run.printed('stopping: letting active jobs finish');

@@ -1,8 +1,7 @@
 // Our worker draining a backlog of webhooks queued through the ingress while it was stopped:
 // actions per second from its first completion until the backlog is gone, to compare with the raw
-// baselines. Each drain gets a fresh backlog of its own and runs it to the end (the ingress adds
-// the action jobs itself; the worker's `webhooks` queue, for jobs of an earlier ingress, stays
-// empty, and the phase waits for both).
+// baselines. Each drain gets a fresh backlog of its own (the action jobs the ingress's intake
+// added) and runs it to the end.
 import { setTimeout as delay } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -151,7 +150,6 @@ export async function drainRate(
   const connection = { url: bench.options.redisUrl };
   const { prefix } = bench;
   const actions = new Queue(QUEUE_NAMES.actions, { connection, prefix });
-  const webhooks = new Queue(QUEUE_NAMES.webhooks, { connection, prefix });
   const redis = new Redis(bench.options.redisUrl);
   try {
     const completed = async () => (await actions.getJobCounts('completed')).completed ?? 0;
@@ -170,7 +168,7 @@ export async function drainRate(
     await whileUp(
       until(
         async () =>
-          (await jobsLeft([actions, webhooks])) === 0 ||
+          (await jobsLeft([actions])) === 0 ||
           (performance.now() >= windowEndsAt && (await completed()) - before >= MIN_COMPLETIONS),
       ),
       ...workers,
@@ -193,7 +191,7 @@ export async function drainRate(
       workers,
     };
   } finally {
-    await Promise.all([actions.close(), webhooks.close()]);
+    await actions.close();
     redis.disconnect();
   }
 }

@@ -20,6 +20,8 @@ export * from './queue/action-jobs.js';
 export * from './rules/routing-rules.js';
 export * from './auth/token-manager.js';
 export * from './outcomes/outcome-store.js';
+export * from './intake/webhook-id.js';
+export * from './intake/webhook-intake.js';
 export * from './circuits/circuit-store.js';
 export {
   CIRCUIT_ENTER_ARGS,

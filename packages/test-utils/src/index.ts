@@ -3,6 +3,7 @@ export * from './redis-probe.js';
 export * from './redis-cluster.js';
 export * from './test-redis.js';
 export * from './fixtures.js';
+export * from './intake.js';
 export * from './child-process.js';
 export * from './chromium.js';
 export * from './ensure-programs.js';

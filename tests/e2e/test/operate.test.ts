@@ -75,7 +75,6 @@ describe('operating the system through the dashboard', () => {
     await withBrowser(async (context) => {
       const page = await context.newPage();
       await page.goto(`${system.url.dashboard}/admin/queues`);
-      await page.getByText('webhooks', { exact: true }).first().waitFor();
       await page.getByText('actions', { exact: true }).first().waitFor();
       await page.goto(`${system.url.dashboard}/admin/queues/queue/actions?status=failed`);
       await page.getByText('calculate_commission').first().waitFor();

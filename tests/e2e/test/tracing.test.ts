@@ -1,6 +1,6 @@
 // Tracing through the real surface: npm start's apps export OTLP/HTTP to a small receiver in this
 // test. A webhook posted with the sender's `traceparent` makes one trace: the ingress's request,
-// the worker's fan-out and action jobs, the partner-API call (which carries that trace's
+// its enqueue, the worker's action jobs, the partner-API call (which carries that trace's
 // `traceparent`, and neither the sender's `tracestate` nor its `baggage`), and the webhook's record
 // keeps the trace id.
 import { once } from 'node:events';
@@ -155,8 +155,8 @@ describe('tracing', { timeout: 60_000 }, () => {
     expect(spans.find((span) => span.service === 'pw-ingress' && span.kind === 2)).toMatchObject({
       attributes: { 'http.route': '/webhooks/quote-status', 'http.response.status_code': '200' },
     });
-    // The enqueue, which is the fan-out (the ingress adds the action jobs): a producer span, with
-    // the webhook's attributes.
+    // The enqueue (the intake adds the action jobs): a producer span, with the webhook's
+    // attributes.
     const handling = spans.find((span) => span.service === 'pw-ingress' && span.kind === 4);
     expect(handling?.name).toBe('enqueue actions');
     expect(handling?.attributes).toMatchObject({

@@ -179,10 +179,9 @@ export const recordRetentionEnv = envInt(90, { min: 1 }).meta({
   description: 'days the record store keeps webhook records, attempt history and the audit log',
 });
 
-/** `ACTIONS_CONFIG`: the path of the routing and per-action settings file. */
 /**
- * The default retry policy of an action. Stamped on each action job when it is queued, which the
- * ingress does: the ingress reads it, and the worker for jobs queued by an earlier ingress.
+ * The default retry policy of an action. Stamped on each action job when the ingress's intake
+ * adds it: only the ingress reads it.
  */
 export const retryEnv = {
   ACTION_ATTEMPTS: envInt(8, { min: 1, max: 100 }).meta({
@@ -206,6 +205,7 @@ export const retryPolicy = (env: {
   backoff: { type: env.ACTION_BACKOFF, delay_ms: env.ACTION_BACKOFF_DELAY_MS },
 });
 
+/** `ACTIONS_CONFIG`: the path of the routing and per-action settings file. */
 export const actionsConfigEnv = envOptionalString().meta({
   description:
     'path of a JSON or YAML file of routing rules and per-action settings (see `ACTIONS_CONFIG` below)',

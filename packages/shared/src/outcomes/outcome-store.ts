@@ -161,25 +161,6 @@ const OUTCOME_CHANGE: LuaCommand = {
 return outcomeChange(KEYS, ARGV)`,
 };
 
-/**
- * The worker opens a record the ingress did not (KEYS[1] the record, KEYS[2] the record stream):
- * ARGV: seconds to keep it, the change channel, the webhook id, '1' when stale, the accepted
- * webhook as JSON (a `webhook` change), the actions' state fields, space separated, then the
- * webhook's own field and value pairs. Actions keep their state; new ones start `waiting`.
- */
-const OUTCOME_OPEN: LuaCommand = {
-  name: 'pwOutcomeOpen',
-  numberOfKeys: 2,
-  lua: `
-local opened = redis.call('HSETNX', KEYS[1], 'webhook_id', ARGV[3])
-redis.call('HSET', KEYS[1], unpack(ARGV, 7))
-if ARGV[4] == '1' then redis.call('HSET', KEYS[1], 'stale', '1') end
-for field in string.gmatch(ARGV[6], '%S+') do redis.call('HSETNX', KEYS[1], field, 'waiting') end
-if opened == 1 then redis.call('XADD', KEYS[2], '*', 'k', 'webhook', 'd', ARGV[5]) end
-local attempt = ''
-${SNAPSHOT_LUA}`,
-};
-
 /** Milliseconds a repeat's blocks on its own action jobs are kept: the transaction needs them. */
 const REPEAT_BLOCK_MS = 10_000;
 
@@ -264,7 +245,6 @@ interface ChangeOptions {
 
 interface ChangeCommand {
   pwOutcomeChange(...args: (string | number)[]): Promise<unknown>;
-  pwOutcomeOpen(key: string, ...args: (string | number)[]): Promise<unknown>;
 }
 
 /** The minute (ISO, seconds zero) whose ingress counts a moment falls in. */
@@ -319,10 +299,7 @@ export class OutcomeStore {
     redis: RedisClient,
     private readonly settings: OutcomeStoreSettings,
   ) {
-    this.redis = withCommand<ChangeCommand>(
-      withCommand<ChangeCommand>(redis, OUTCOME_CHANGE),
-      OUTCOME_OPEN,
-    );
+    this.redis = withCommand<ChangeCommand>(redis, OUTCOME_CHANGE);
   }
 
   private get stream(): string {
@@ -372,25 +349,6 @@ export class OutcomeStore {
       ...Object.entries(recordFields(job)).flat(),
       ...job.actions.flatMap((action) => [`${action}:state`, 'waiting']),
     ]);
-  }
-
-  /**
-   * Makes sure the record exists when the worker takes the webhook in (the ingress wrote it; a
-   * job accepted before it did so has none yet); actions keep their state, new ones start
-   * `waiting`. `stale`: a newer event for the same entity was taken in before it.
-   */
-  async open(job: WebhookJobData, stale = false): Promise<void> {
-    await this.redis.pwOutcomeOpen(
-      this.key(job.webhook_id),
-      this.stream,
-      this.settings.recordTtlSeconds,
-      this.channel,
-      job.webhook_id,
-      stale ? '1' : '0',
-      JSON.stringify(acceptedRecord(job)),
-      job.actions.map((action) => `${action}:state`).join(' '),
-      ...Object.entries(recordFields(job)).flat(),
-    );
   }
 
   /** A call for `action` is starting: counts the attempt. */

@@ -2,12 +2,8 @@ import { isActionName } from '../actions/action-table.js';
 import type { ActionName } from '../actions/action-table.js';
 import type { EventType } from '../events/registry.js';
 
-/**
- * Queue names, one place: the ingress adds each webhook's action jobs to `actions`; `webhooks`
- * holds only webhook jobs an ingress of an earlier version queued, which the worker fans out.
- */
+/** Queue names, one place: the intake adds each webhook's action jobs to `actions`. */
 export const QUEUE_NAMES = {
-  webhooks: 'webhooks',
   actions: 'actions',
 } as const;
 
@@ -18,10 +14,10 @@ export const keys = {
     `${prefix}:latest:${eventType}:${entityId}`,
   /**
    * The id of the first webhook of an event (the SHA-256 of its canonical JSON), for
-   * `DEDUP_WINDOW_SECONDS`: the key BullMQ's deduplication kept when the ingress queued webhook
-   * jobs, so that an upgrade keeps the window.
+   * `DEDUP_WINDOW_SECONDS`. Named as BullMQ named it when webhooks were jobs of a `webhooks`
+   * queue, which no longer exists: a deployment keeps the window its Redis already holds.
    */
-  dedup: (prefix: string, digest: string) => `${prefix}:${QUEUE_NAMES.webhooks}:de:${digest}`,
+  dedup: (prefix: string, digest: string) => `${prefix}:webhooks:de:${digest}`,
   /** Per-action limits: start times of recent calls, and leases of calls in flight. */
   rateWindow: (prefix: string, action: string) => `${prefix}:limit:${action}:started`,
   inFlight: (prefix: string, action: string) => `${prefix}:limit:${action}:in-flight`,
@@ -61,8 +57,8 @@ export function orderTime(event: Record<string, unknown>, receivedMs: number): n
 }
 
 /**
- * An accepted webhook: what its record opens with and its action jobs are made from (and, from an
- * ingress of an earlier version, a job of the `webhooks` queue).
+ * An accepted webhook, as the intake (`WebhookIntake`) takes it in: what its record opens with
+ * and its action jobs are made from.
  */
 export interface WebhookJobData {
   webhook_id: string;

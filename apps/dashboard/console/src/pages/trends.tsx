@@ -18,15 +18,11 @@ const COUNTS = [
 export function TrendsPage() {
   const [loaded] = useLoad(() => api<Trends>('/trends'), 'trends', REFRESH_MS);
   // The oldest job's age is a reading, not a count: the page keeps the readings it has taken.
-  const [ages, setAges] = useState<{ at: number; webhooks: number; actions: number }[]>([]);
+  const [ages, setAges] = useState<{ at: number; actions: number }[]>([]);
   useEffect(() => {
     if (loaded.status !== 'done') return;
-    const { webhooks, actions } = loaded.value.oldest_waiting_seconds;
-    setAges((before) =>
-      [...before, { at: Date.now() / 1000, webhooks: webhooks ?? 0, actions: actions ?? 0 }].slice(
-        -720,
-      ),
-    );
+    const { actions } = loaded.value.oldest_waiting_seconds;
+    setAges((before) => [...before, { at: Date.now() / 1000, actions: actions ?? 0 }].slice(-720));
   }, [loaded]);
 
   if (loaded.status === 'failed') return <ErrorBox error={loaded.error} />;
@@ -36,11 +32,7 @@ export function TrendsPage() {
     minutes.map((minute) => Date.parse(minute.at) / 1000),
     ...COUNTS.map(({ name }) => minutes.map((minute) => minute[name])),
   ];
-  const waiting: AlignedData = [
-    ages.map((age) => age.at),
-    ages.map((age) => age.webhooks),
-    ages.map((age) => age.actions),
-  ];
+  const waiting: AlignedData = [ages.map((age) => age.at), ages.map((age) => age.actions)];
   const last = minutes.at(-1);
   return (
     <section>
@@ -72,10 +64,7 @@ export function TrendsPage() {
       <Chart
         title="Seconds waited, since this page opened"
         data={waiting}
-        series={[
-          { label: 'webhooks queue', stroke: '#2563eb' },
-          { label: 'actions queue', stroke: '#b45309' },
-        ]}
+        series={[{ label: 'actions queue', stroke: '#b45309' }]}
       />
     </section>
   );

@@ -1,0 +1,76 @@
+import { annotateSpan, inProducerSpan, newWebhookId } from '@pw/shared';
+import type {
+  AcceptedWebhook,
+  ActionName,
+  EventType,
+  IntakeEntry,
+  WebhookIntake,
+  WebhookJobData,
+} from '@pw/shared';
+
+export interface IncomingWebhook {
+  eventType: EventType;
+  entityId: string;
+  /** The event without `signature`, in the order received. */
+  event: Record<string, unknown>;
+  /** Its canonical JSON: equal for repeated deliveries. */
+  canonical: string;
+  actions: ActionName[];
+}
+
+/**
+ * The ingress's use of the shared intake (`WebhookIntake`): each accepted request becomes a
+ * webhook with a new id, taken in at the request's time. Webhooks that arrive together share one
+ * transaction (one round trip): the first of a batch is sent once the current turn of the event
+ * loop is over, so a lone request waits for nothing.
+ */
+export class BatchedIntake {
+  private pending: IntakeEntry[] = [];
+  private flushScheduled = false;
+
+  constructor(
+    private readonly intake: WebhookIntake,
+    /** The most webhooks sent to Redis in one transaction. */
+    private readonly maxBatch = 256,
+  ) {}
+
+  /** Enqueues the webhook, or answers a repeat with its first ack (a producer span, tracing on). */
+  accept(incoming: IncomingWebhook, now = new Date()): Promise<AcceptedWebhook> {
+    return inProducerSpan('enqueue actions', () => this.enqueue(incoming, now));
+  }
+
+  private enqueue(incoming: IncomingWebhook, now: Date): Promise<AcceptedWebhook> {
+    const webhook: WebhookJobData = {
+      webhook_id: newWebhookId(),
+      event_type: incoming.eventType,
+      entity_id: incoming.entityId,
+      received_at: now.toISOString(),
+      actions: incoming.actions,
+      event: incoming.event,
+    };
+    annotateSpan({
+      webhook_id: webhook.webhook_id,
+      event_type: incoming.eventType,
+      entity_id: incoming.entityId,
+    });
+    // Prepared now, in the request's span: its action jobs carry the request's trace.
+    const prepared = this.intake.prepare(webhook, incoming.canonical);
+    return new Promise((resolve, reject) => {
+      this.pending.push({ ...prepared, resolve, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.flushScheduled = false;
+    const batch = this.pending.splice(0, this.maxBatch);
+    if (this.pending.length > 0) {
+      this.flushScheduled = true;
+      setImmediate(() => void this.flush());
+    }
+    await this.intake.takeIn(batch);
+  }
+}
