@@ -1,6 +1,7 @@
 import { PwError } from '../errors.js';
 import {
   ACTION_COUNTS_KEEP_SECONDS,
+  channels,
   DEAD_LETTER_MIN_SECONDS,
   deadLetterSeconds,
   keys,
@@ -312,7 +313,7 @@ export class OutcomeStore {
 
   /** The channel that carries the id of every webhook whose record changed. */
   get channel(): string {
-    return `${this.settings.queuePrefix}:outcome-changes`;
+    return channels.outcomeChanged(this.settings.queuePrefix);
   }
 
   /**

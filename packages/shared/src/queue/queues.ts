@@ -31,6 +31,17 @@ export const keys = {
   actionCounts: (prefix: string, minute: string) => `${prefix}:action-counts:${minute}`,
 };
 
+/**
+ * The pub/sub channels, one per kind of change, each named `{prefix}:<what>-changed` and
+ * carrying what a listener needs to tell whether the change concerns it.
+ */
+export const channels = {
+  /** The id of every webhook whose outcome record changed (`OutcomeStore.waitUntil` listens). */
+  outcomeChanged: (prefix: string) => `${prefix}:outcome-changed`,
+  /** The time of every replacement of the routing rules (each ingress re-reads them). */
+  rulesChanged: (prefix: string) => `${prefix}:rules-changed`,
+};
+
 /** What the worker counts per minute, for the console's trends (`keys.actionCounts`). */
 export const ACTION_COUNTS = ['completed', 'failed', 'held'] as const;
 export type ActionCount = (typeof ACTION_COUNTS)[number];

@@ -1,4 +1,5 @@
 import type { Logger } from '../logger.js';
+import { channels } from '../queue/queues.js';
 import type { RedisClient } from '../redis.js';
 import { routingRulesSchema } from './routing-rules.js';
 import type { RoutingRule } from './routing-rules.js';
@@ -25,7 +26,7 @@ export class RulesStore {
   }
 
   get channel(): string {
-    return `${this.settings.queuePrefix}:rules-changed`;
+    return channels.rulesChanged(this.settings.queuePrefix);
   }
 
   async read(): Promise<StoredRules> {
