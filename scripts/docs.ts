@@ -1,11 +1,11 @@
-// `npm run docs`: writes the tables of docs/ that restate code (variables, error codes, actions),
-// between their markers; `npm run docs -- --check` writes nothing and exits 1 when a committed
-// page differs from what the code says (the test suite runs it).
+// `npm run docs`: writes the tables of docs/ that restate code (variables, error codes, failure
+// codes, actions), between their markers; `npm run docs -- --check` writes nothing and exits 1
+// when a committed page differs from what the code says (the test suite runs it).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as prettier from 'prettier';
 import type { z } from 'zod';
-import { ACTION_NAMES, ACTION_SPECS, ERROR_CODES, startVariables } from '@pw/shared';
+import { ACTION_NAMES, ACTION_SPECS, ERROR_CODES, FAILURE_CODES, startVariables } from '@pw/shared';
 import type { Condition } from '@pw/shared';
 import { dashboardVariables } from '../apps/dashboard/src/config.js';
 import { ingressVariables } from '../apps/ingress/src/config.js';
@@ -67,6 +67,14 @@ function errorCodesTable(): string {
   return lines.join('\n');
 }
 
+function failureCodesTable(): string {
+  const lines = ['| code | meaning |', '| --- | --- |'];
+  for (const [code, meaning] of Object.entries(FAILURE_CODES)) {
+    lines.push(`| \`${code}\` | ${cell(meaning)} |`);
+  }
+  return lines.join('\n');
+}
+
 /** A routing-rule condition as a reader says it. */
 function sayCondition(condition: Condition): string {
   if ('exists' in condition)
@@ -96,6 +104,7 @@ function actionsTable(): string {
 const SECTIONS = {
   variables: { file: 'docs/configuration.md', write: variablesTable },
   'error-codes': { file: 'docs/webhook-api.md', write: errorCodesTable },
+  'failure-codes': { file: 'docs/operations.md', write: failureCodesTable },
   actions: { file: 'docs/architecture.md', write: actionsTable },
 } as const;
 

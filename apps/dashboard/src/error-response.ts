@@ -40,9 +40,8 @@ export interface ErrorDetail {
  * A refusal or a failure with the answer it gets, thrown by what a route calls and answered by the
  * app's one error handler; `retryAfterSeconds` becomes `Retry-After`.
  */
-export class DashboardError extends PwError {
+export class DashboardError extends PwError<DashboardErrorCode> {
   override name = 'DashboardError';
-  declare readonly code: DashboardErrorCode;
   readonly details: readonly ErrorDetail[];
   readonly retryAfterSeconds: number | undefined;
 

@@ -5,6 +5,7 @@ import { AggregatorRegistry } from 'prom-client';
 import type { Registry } from 'prom-client';
 import { onShutdownSignals, PwError } from '@pw/shared';
 import type { Logger } from '@pw/shared';
+import type { FailureCode } from '@pw/shared';
 
 const METRICS_REQUEST = 'pw:metrics-request';
 const METRICS_REPLY = 'pw:metrics-reply';
@@ -21,9 +22,9 @@ interface MetricsReply {
 }
 
 /** An ingress process exited with an error while the cluster stopped. */
-export const UNCLEAN_SHUTDOWN = 'unclean_shutdown';
+export const UNCLEAN_SHUTDOWN = 'unclean_shutdown' satisfies FailureCode;
 /** The primary could not add up the processes' metrics. */
-export const METRICS_UNAVAILABLE = 'metrics_unavailable';
+export const METRICS_UNAVAILABLE = 'metrics_unavailable' satisfies FailureCode;
 
 /** A child that dies sooner than this after its start is not restarted: it would only die again. */
 const MIN_UPTIME_MS = 2000;

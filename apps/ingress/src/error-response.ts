@@ -8,9 +8,8 @@ export interface ErrorDetail {
 }
 
 /** A refusal of a request, with the contract's code and the fields at fault. */
-export class RequestRejectedError extends PwError {
+export class RequestRejectedError extends PwError<ErrorCode> {
   override name = 'RequestRejectedError';
-  declare readonly code: ErrorCode;
 
   constructor(
     code: ErrorCode,

@@ -6,6 +6,7 @@ import {
   orderTime,
   isoNow,
   PermanentError,
+  codeOf,
   PwError,
   RELEASED_AFTER_FAILED_PROBES,
   RetryableError,
@@ -35,6 +36,7 @@ import { forMarket } from './market-table.js';
 import type { MarketTable } from './market-table.js';
 import type { WorkerMetrics } from './metrics.js';
 import type { PartnerApi } from './partner-api.js';
+import type { FailureCode } from '@pw/shared';
 
 export interface ActionProcessorDeps {
   actionsConfig: ActionsConfig;
@@ -335,7 +337,7 @@ async function holdAfterFailure(
 
 /** The partner's HTTP status a failure carries in its code (`http_503`), else null. */
 const httpStatus = (error: unknown): number | null => {
-  const match = error instanceof PwError ? /^http_(\d{3})$/.exec(error.code) : null;
+  const match = /^http_(\d{3})$/.exec(codeOf(error) ?? '');
   return match ? Number(match[1]) : null;
 };
 
@@ -367,7 +369,7 @@ async function recordFailure(
 }
 
 /** The code a retry keeps for an error raised without one (a bug, a Redis client's error). */
-export const UNEXPECTED_ERROR = 'unexpected_error';
+export const UNEXPECTED_ERROR = 'unexpected_error' satisfies FailureCode;
 
 /**
  * What BullMQ keeps of a failed try, for operators to read on the board: the reason, bounded, and
@@ -380,7 +382,7 @@ function keptError(error: unknown): Error {
   const kept =
     error instanceof PermanentError
       ? new UnrecoverableError(reason)
-      : new RetryableError(error instanceof PwError ? error.code : UNEXPECTED_ERROR, reason, {
+      : new RetryableError<string>(codeOf(error) ?? UNEXPECTED_ERROR, reason, {
           retryAfterMs: error instanceof RetryableError ? error.retryAfterMs : undefined,
         });
   kept.stack = boundedError(`${kept.name}: ${reason}`);

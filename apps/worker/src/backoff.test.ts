@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { BACKOFF_TYPE, RetryableError } from '@pw/shared';
 import type { ActionJobData } from '@pw/shared';
 import { actionBackoff, retryDelay } from './backoff.js';
-import { httpErrorCode, MAX_RETRY_AFTER_MS, retryAfterMs } from './partner-api.js';
+import { httpErrorCode, MAX_RETRY_AFTER_MS, NETWORK_ERROR, retryAfterMs } from './partner-api.js';
 
 describe('retry delays', () => {
   it('fixed: the same delay every time', () => {
@@ -53,6 +53,8 @@ describe('retry delays', () => {
     const asked = new RetryableError(httpErrorCode(503), 'answered 503', { retryAfterMs: 5000 });
     expect(actionBackoff(1, BACKOFF_TYPE, asked, job)).toBe(5000);
     expect(actionBackoff(1, BACKOFF_TYPE, new Error('wrapped', { cause: asked }), job)).toBe(100);
-    expect(actionBackoff(1, BACKOFF_TYPE, new RetryableError('x', 'no header'), job)).toBe(100);
+    expect(
+      actionBackoff(1, BACKOFF_TYPE, new RetryableError(NETWORK_ERROR, 'no header'), job),
+    ).toBe(100);
   });
 });

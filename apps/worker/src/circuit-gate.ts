@@ -1,5 +1,11 @@
 import type { Job, Queue } from 'bullmq';
-import { PermanentError, RetryableError, TOKEN_REQUEST_FAILED, TokenError } from '@pw/shared';
+import {
+  codeOf,
+  PermanentError,
+  RetryableError,
+  TOKEN_REQUEST_FAILED,
+  TokenError,
+} from '@pw/shared';
 import type {
   ActionJobData,
   Admission,
@@ -23,12 +29,11 @@ const IDP_DOWN_CODES = new Set([TOKEN_REQUEST_FAILED, 'server_error', 'temporari
 export function circuitResult(error: unknown): CallResult {
   if (error instanceof TokenError)
     return IDP_DOWN_CODES.has(error.code) ? 'unavailable' : 'answered';
+  const code = codeOf(error) ?? '';
   if (error instanceof RetryableError) {
-    return error.code === NETWORK_ERROR || error.code.startsWith('http_')
-      ? 'unavailable'
-      : 'neutral';
+    return code === NETWORK_ERROR || code.startsWith('http_') ? 'unavailable' : 'neutral';
   }
-  if (error instanceof PermanentError && error.code.startsWith('http_')) return 'answered';
+  if (error instanceof PermanentError && code.startsWith('http_')) return 'answered';
   return 'neutral';
 }
 

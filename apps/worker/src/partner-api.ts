@@ -1,15 +1,14 @@
 import { Agent, request } from 'undici';
 import type { Dispatcher } from 'undici';
 import { PermanentError, RetryableError } from '@pw/shared';
-import type { TokenManager } from '@pw/shared';
+import type { FailureCode, HttpFailureCode, TokenManager } from '@pw/shared';
 import type { PartnerTarget } from './config.js';
 
 /** The call did not get an answer: no connection, a reset, a time-out (retryable). */
-export const NETWORK_ERROR = 'network_error';
+export const NETWORK_ERROR = 'network_error' satisfies FailureCode;
 
 /** The code of an answer other than 2xx: `http_503` (retryable) or `http_400` (permanent). */
-export type HttpErrorCode = `http_${number}`;
-export const httpErrorCode = (status: number): HttpErrorCode => `http_${status}`;
+export const httpErrorCode = (status: number): HttpFailureCode => `http_${status}`;
 
 export interface PartnerCall {
   method: string;

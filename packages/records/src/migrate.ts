@@ -3,11 +3,12 @@ import { readdir, readFile } from 'node:fs/promises';
 import type pg from 'pg';
 import { PwError } from '@pw/shared';
 import { transaction } from './transaction.js';
+import type { FailureCode } from '@pw/shared';
 
 /** An applied migration file no longer has the contents it was applied with. */
-export const MIGRATION_CHANGED = 'migration_changed';
+export const MIGRATION_CHANGED = 'migration_changed' satisfies FailureCode;
 /** The schema the store was given does not exist (the store does not create it). */
-export const SCHEMA_MISSING = 'schema_missing';
+export const SCHEMA_MISSING = 'schema_missing' satisfies FailureCode;
 
 /**
  * The migration files shipped with this package, `NNN_name.sql`. A bundle of this code must carry

@@ -1,12 +1,13 @@
 import { PwError } from '@pw/shared';
+import type { FailureCode } from '@pw/shared';
 
 // What a reader of the store passes in from outside (an operator's query string): every malformed
 // value is a `PwError` with one of these codes, which the operator API answers with 400.
 
 /** A `cursor` that no page of this store handed out. */
-export const INVALID_CURSOR = 'invalid_cursor';
+export const INVALID_CURSOR = 'invalid_cursor' satisfies FailureCode;
 /** A `from` or `to` that is not an ISO 8601 time, or a `to` before `from`. */
-export const INVALID_TIME = 'invalid_time';
+export const INVALID_TIME = 'invalid_time' satisfies FailureCode;
 
 /**
  * A keyset position, opaque to callers: base64url of `[time, key]`, the sort keys of the last row

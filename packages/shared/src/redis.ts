@@ -1,9 +1,10 @@
 import { Cluster, Redis } from 'ioredis';
 import type { ClusterOptions } from 'ioredis';
 import { invalidArgument, PwError } from './errors.js';
+import type { FailureCode } from './errors.js';
 
 /** `REDIS_URL` is not a `redis://` or `rediss://` address this system can read. */
-export const INVALID_REDIS_URL = 'invalid_redis_url';
+export const INVALID_REDIS_URL = 'invalid_redis_url' satisfies FailureCode;
 
 /** A connection to Redis: one server, or a Redis Cluster (`REDIS_CLUSTER=true`). */
 export type RedisClient = Redis | Cluster;

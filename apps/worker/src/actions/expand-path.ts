@@ -1,9 +1,10 @@
 import { PermanentError, valueAt } from '@pw/shared';
+import type { FailureCode } from '@pw/shared';
 
 /** The event has no usable value (absent, null, an object) for a placeholder. */
-export const MISSING_FIELD = 'missing_field';
+export const MISSING_FIELD = 'missing_field' satisfies FailureCode;
 /** The value would not stay one path segment: empty, `.` or `..`, even once decoded. */
-export const INVALID_PATH_VALUE = 'invalid_path_value';
+export const INVALID_PATH_VALUE = 'invalid_path_value' satisfies FailureCode;
 /**
  * How many rounds of percent-decoding a value is followed through. No real id is encoded deeper;
  * a value that still decodes further is refused rather than followed (each round costs its length).

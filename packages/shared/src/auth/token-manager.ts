@@ -1,5 +1,6 @@
 import * as oidc from 'openid-client';
 import { RetryableError } from '../errors.js';
+import type { FailureCode } from '../errors.js';
 
 /** Where and as whom to ask for a token. */
 export interface ClientCredentials {
@@ -30,18 +31,29 @@ export interface TokenManagerOptions {
 }
 
 /** The code of a `TokenError` when the IdP gave no `error` of its own (no answer, a bad one). */
-export const TOKEN_REQUEST_FAILED = 'token_request_failed';
+export const TOKEN_REQUEST_FAILED = 'token_request_failed' satisfies FailureCode;
 
 /**
- * Token request failed after its retries; `code` is the IdP's OAuth `error` (RFC 6749 section
- * 5.2, such as `invalid_client`) when it gave one, otherwise `TOKEN_REQUEST_FAILED`.
+ * A `TokenError`'s code: `TOKEN_REQUEST_FAILED`, or the identity provider's own OAuth `error`,
+ * kept as it gave it. RFC 6749 names some (`invalid_client`, `invalid_grant`, `server_error`,
+ * `temporarily_unavailable`, ...) and lets a provider add its own, so the set is open.
  */
-export class TokenError extends RetryableError {
+export type TokenErrorCode = string;
+
+/**
+ * Token request failed after its retries; `code` is the IdP's OAuth `error` when it gave one,
+ * otherwise `TOKEN_REQUEST_FAILED`.
+ */
+export class TokenError extends RetryableError<TokenErrorCode> {
   override name = 'TokenError';
   /** The identity provider's HTTP status, when it answered. */
   readonly status: number | undefined;
 
-  constructor(code: string, message: string, options?: { cause?: unknown; status?: number }) {
+  constructor(
+    code: TokenErrorCode,
+    message: string,
+    options?: { cause?: unknown; status?: number },
+  ) {
     super(code, message, options);
     this.status = options?.status;
   }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PwError } from '../errors.js';
 import { hasHashTag, parseRedisUrl } from '../redis.js';
+import type { FailureCode } from '../errors.js';
 
 /** Empty strings count as unset, so `FOO= npm start` means "use the default". */
 const unset = (value: unknown): unknown => (value === '' ? undefined : value);
@@ -260,12 +261,11 @@ export function withCommonChecks<T extends z.ZodType<RedisEnv>>(schema: T): T {
 }
 
 /** The code of a `ConfigError`. */
-export const INVALID_CONFIG = 'invalid_config';
+export const INVALID_CONFIG = 'invalid_config' satisfies FailureCode;
 
 /** Thrown at start-up when the environment is invalid; its message lists every problem. */
-export class ConfigError extends PwError {
+export class ConfigError extends PwError<typeof INVALID_CONFIG> {
   override name = 'ConfigError';
-  declare readonly code: typeof INVALID_CONFIG;
   readonly problems: readonly string[];
 
   constructor(problems: readonly string[]) {
