@@ -28,13 +28,17 @@ export default tseslint.config(
     },
   },
   {
-    // A function that needs scrolling is two functions (STYLE.md). Test files are left out: a
-    // `describe` block's callback is the list of its tests, not a function to read as one.
-    files: ['apps/**', 'packages/**', 'bench/**'],
-    ignores: ['**/*.test.ts', '**/*.test.tsx'],
+    // A function that needs scrolling is two functions (STYLE.md), in tests as well: a long
+    // `describe` is split by behaviour, a long `it` into named steps.
+    files: ['apps/**', 'packages/**', 'bench/**', 'tests/**'],
     rules: {
       'max-lines-per-function': ['error', { max: 80, skipBlankLines: false, skipComments: false }],
     },
+  },
+  {
+    // Temporary: being split on its own branch; remove this override when that lands.
+    files: ['apps/worker/test/circuit-store.test.ts'],
+    rules: { 'max-lines-per-function': 'off' },
   },
   {
     // The repository's own scripts (npm start, build, docs) drive the apps by design.

@@ -90,7 +90,9 @@ describe('npm run bench -- --quick', () => {
     // The readable table went to stdout too.
     expect(run.output).toContain('ingress, one process, vs echo');
   });
+});
 
+describe('npm run bench:profile and bench:ingress-flags -- --quick', () => {
   it('profiles the ingress, the raw HTTP worker and ours: self time by part, Redis commands per action', async () => {
     const run = ChildRun.start(['npm', 'run', '-s', 'bench:profile', '--', '--quick'], {
       REDIS_URL: testRedisUrl(),

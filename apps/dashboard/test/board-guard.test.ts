@@ -60,7 +60,43 @@ const auditLines = (action: string) =>
     (line) => line.audit === true && line.msg === 'board action' && line.action === action,
   );
 
-describe('the queue board', () => {
+/** Each of the bulk retry, promote, remove and clean of the test below logged once, by its user. */
+function expectBulkActionsAudited({ promoted, removed }: { promoted: string; removed: string }) {
+  expect(auditLines('retry_all')).toEqual([
+    expect.objectContaining({
+      user: AUTH.user,
+      queue: 'actions',
+      job_status: 'failed',
+      status: 200,
+    }),
+  ]);
+  expect(auditLines('promote_job')).toEqual([
+    expect.objectContaining({
+      user: AUTH.user,
+      queue: 'actions',
+      job_id: promoted,
+      status: 204,
+    }),
+  ]);
+  expect(auditLines('promote_all')).toEqual([
+    expect.objectContaining({ user: AUTH.user, queue: 'actions', status: 200 }),
+  ]);
+  expect(auditLines('remove_job')).toEqual([
+    expect.objectContaining({ user: AUTH.user, queue: 'actions', job_id: removed, status: 204 }),
+  ]);
+  expect(auditLines('clean_all')).toEqual([
+    expect.objectContaining({
+      user: AUTH.user,
+      queue: 'actions',
+      job_status: 'completed',
+      status: 200,
+    }),
+  ]);
+}
+
+// The describes below share the board, its stand-in worker and its log, and run in this order: a
+// later test counts on what an earlier one left (the retried job, the audit lines so far).
+describe('the queue board cannot create or edit jobs', () => {
   it('cannot add a job: the add route answers 403 and no job is added, and the attempt is logged', async () => {
     const before = await total(h.actions);
     const response = await h.as('post', `${BOARD}/${QUEUE_NAMES.actions}/add`).send({
@@ -124,7 +160,9 @@ describe('the queue board', () => {
     expect(await h.actions.getGlobalConcurrency()).toBeNull();
     await kept?.remove();
   });
+});
 
+describe('the queue board retries failed jobs', () => {
   it('retries a failed job, and logs who did it', async () => {
     const id = await failedAction('wh_CCCCCCCCCCCCCCCCCCCCCC');
     passing.add(id);
@@ -171,7 +209,9 @@ describe('the queue board', () => {
       });
     }
   });
+});
 
+describe("the queue board's other buttons, each audited", () => {
   it('bulk retry, promote, remove and clean still work, each audited', async () => {
     const first = await failedAction('wh_DDDDDDDDDDDDDDDDDDDDDD');
     const second = await failedAction('wh_EEEEEEEEEEEEEEEEEEEEEE');
@@ -201,38 +241,7 @@ describe('the queue board', () => {
     expect(await h.actions.getJob(first)).toBeUndefined();
     expect((await h.as('put', `${BOARD}/${QUEUE_NAMES.actions}/clean/completed`)).status).toBe(200);
 
-    await vi.waitFor(() => {
-      expect(auditLines('retry_all')).toEqual([
-        expect.objectContaining({
-          user: AUTH.user,
-          queue: 'actions',
-          job_status: 'failed',
-          status: 200,
-        }),
-      ]);
-      expect(auditLines('promote_job')).toEqual([
-        expect.objectContaining({
-          user: AUTH.user,
-          queue: 'actions',
-          job_id: delayed,
-          status: 204,
-        }),
-      ]);
-      expect(auditLines('promote_all')).toEqual([
-        expect.objectContaining({ user: AUTH.user, queue: 'actions', status: 200 }),
-      ]);
-      expect(auditLines('remove_job')).toEqual([
-        expect.objectContaining({ user: AUTH.user, queue: 'actions', job_id: first, status: 204 }),
-      ]);
-      expect(auditLines('clean_all')).toEqual([
-        expect.objectContaining({
-          user: AUTH.user,
-          queue: 'actions',
-          job_status: 'completed',
-          status: 200,
-        }),
-      ]);
-    });
+    await vi.waitFor(() => expectBulkActionsAudited({ promoted: delayed, removed: first }));
   });
 
   it('audits an allowed action even when the client hangs up before the answer', async () => {
@@ -258,7 +267,9 @@ describe('the queue board', () => {
       server.close();
     }
   });
+});
 
+describe('removing a job through the queue board', () => {
   it("removing a job leaves its event's deduplication: a repeat still adds nothing", async () => {
     const first = webhookOf(newWebhookId(), 'quote.status_changed', ['notify_customer']);
     await h.intake.add(first);

@@ -17,7 +17,9 @@ const HELD = ['wh_heldA0000000000000000', 'wh_heldB0000000000000000'];
 let h: DashboardHarness;
 /** The circuits as the workers drive them. */
 let workers: CircuitStore;
-beforeAll(() => {
+/** The action jobs held on DOWN, oldest first. */
+let heldIds: string[];
+beforeAll(async () => {
   h = startDashboard();
   workers = new CircuitStore(h.redis, {
     queuePrefix: h.prefix,
@@ -26,6 +28,8 @@ beforeAll(() => {
     probeIntervalMs: 600_000,
     leaseMs: 30_000,
   });
+  await workers.register([UP, DOWN]);
+  heldIds = await openWithHeldJobs();
 });
 afterAll(() => h.close());
 
@@ -52,13 +56,9 @@ async function openWithHeldJobs(): Promise<string[]> {
   return ids;
 }
 
-describe('circuits in the operator API', () => {
-  let heldIds: string[];
-  beforeAll(async () => {
-    await workers.register([UP, DOWN]);
-    heldIds = await openWithHeldJobs();
-  });
-
+// The describes below run in this order on the same circuits: each starts from what the one
+// before it left (UP opened by hand, then both closed).
+describe('circuits in the operator API: reading and opening', () => {
   it('GET /api/circuits lists every known circuit with its state', async () => {
     const response = await h.as('get', '/api/circuits');
     expect(response.status).toBe(200);
@@ -114,7 +114,9 @@ describe('circuits in the operator API', () => {
     const again = await h.as('put', path(UP)).send({ state: 'open' });
     expect(again.body).toMatchObject({ state: 'open', manual: true, transition: null });
   });
+});
 
+describe('circuits in the operator API: closing', () => {
   it('PUT closed closes it and wakes the jobs it held at once, oldest first; audited', async () => {
     for (const id of heldIds) expect(await h.actions.getJobState(id)).toBe('delayed');
     const response = await h.as('put', path(DOWN)).send({ state: 'closed' });
@@ -160,7 +162,9 @@ describe('circuits in the operator API', () => {
       [DOWN, 'closed'],
     ]);
   });
+});
 
+describe('circuits in the operator API: refusals', () => {
   it('404 not_found for a target no worker knows, and nothing is created', async () => {
     const unknown = 'http://127.0.0.1:9999 nobody/nothing';
     const response = await h.as('put', path(unknown)).send({ state: 'open' });

@@ -191,7 +191,18 @@ describe('API documentation at /docs', () => {
   });
 });
 
-describe('webhook status, dead letters and replay', () => {
+/** /api/trends, with the hour's actions completed, failed and held added up. */
+async function trendTotals() {
+  const trends = (await get('/api/trends')).body as Trends;
+  expect(trends.minutes).toHaveLength(60);
+  const sum = (name: 'completed' | 'failed' | 'held') =>
+    trends.minutes.reduce((total, minute) => total + minute[name], 0);
+  return { ...trends, completed: sum('completed'), failed: sum('failed'), held: sum('held') };
+}
+
+// The describes below share the queue, the stand-in worker and its healthy actions, and run in
+// this order: the dead letters, the queue depths and the trends count what came before them.
+describe('webhook status and replay', () => {
   it('404 for an unknown webhook', async () => {
     expect((await get('/api/webhooks/wh_unknown')).status).toBe(404);
   });
@@ -253,7 +264,9 @@ describe('webhook status, dead letters and replay', () => {
     expect(done.actions.find((a) => a.name === 'lock_price')?.attempts).toBe(2);
     expect((await post('/api/webhooks/wh_unknown/replay')).status).toBe(404);
   });
+});
 
+describe('dead letters and queue depth', () => {
   it('lists dead letters with filters and bulk-replays exactly the matching ones', async () => {
     healthy.clear();
     await webhook('wh_deadA00000000000000000', 'sales_opportunity.status_changed', [
@@ -295,16 +308,11 @@ describe('webhook status, dead letters and replay', () => {
     expect(text).toContain('queue_jobs{queue="actions",state="failed"} 1');
     expect(text).toMatch(/queue_jobs\{queue="actions",state="completed"\} [1-9]/);
   });
+});
 
+describe('trends', () => {
   it("/api/trends counts the hour's actions completed, failed and held, and the oldest waiting job's age", async () => {
-    const totals = async () => {
-      const trends = (await get('/api/trends')).body as Trends;
-      expect(trends.minutes).toHaveLength(60);
-      const sum = (name: 'completed' | 'failed' | 'held') =>
-        trends.minutes.reduce((total, minute) => total + minute[name], 0);
-      return { ...trends, completed: sum('completed'), failed: sum('failed'), held: sum('held') };
-    };
-    const before = await totals();
+    const before = await trendTotals();
     expect(before.oldest_waiting_seconds).toEqual({ actions: null });
     expect(Date.parse(before.minutes.at(-1)?.at ?? '')).toBeLessThanOrEqual(Date.now());
     expect(Date.parse(before.minutes.at(-1)?.at ?? '')).toBeGreaterThan(Date.now() - 60_000);
@@ -330,7 +338,7 @@ describe('webhook status, dead letters and replay', () => {
       await webhook('wh_trendB0000000000000000', 'quote.status_changed', ['notify_customer']);
       await outcomes.held('wh_trendB0000000000000000', 'notify_customer');
 
-      const after = await totals();
+      const after = await trendTotals();
       expect(after.completed - before.completed).toBe(1);
       expect(after.failed - before.failed).toBe(1);
       expect(after.held - before.held).toBe(1);
@@ -377,7 +385,9 @@ describe('routing rules', () => {
     ]);
     expect(now.updated_by).toBe(auth.user);
   });
+});
 
+describe('routing rules preview', () => {
   it('previews the actions an event would set off, under the rules given or the current ones', async () => {
     const preview = (body: object) =>
       request(app).post('/api/rules/preview').auth(auth.user, auth.password).send(body);

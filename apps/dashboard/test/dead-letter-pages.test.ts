@@ -56,6 +56,7 @@ async function allPages(path: string, between?: () => Promise<void>): Promise<Pa
 const key = (letter: { webhook_id: string; action: string }) =>
   `${letter.webhook_id}.${letter.action}`;
 
+// The describes below run in this order over the dead letters the first test makes.
 describe('GET /api/dead-letters, a page at a time', () => {
   it('answers every dead letter exactly once, newest first, in pages of limit, while new dead letters arrive', async () => {
     await failedActions(h, letters('page', 250));
@@ -101,7 +102,9 @@ describe('GET /api/dead-letters, a page at a time', () => {
       expect((await h.as('get', path)).body, path).toEqual({ dead_letters: [], next_cursor: null });
     }
   });
+});
 
+describe('GET /api/dead-letters: what it refuses, what it reads from Redis', () => {
   it('refuses a limit or cursor it cannot use with 400 invalid_query at its field', async () => {
     for (const [query, field] of [
       ['limit=0', 'limit'],
@@ -133,7 +136,9 @@ describe('GET /api/dead-letters, a page at a time', () => {
     expect(jobReads(filtered)).toBe(20);
     expect(idsAsked(filtered)).toBeLessThanOrEqual(10_000);
   });
+});
 
+describe("a dry run of the dead letters' replay", () => {
   it('counts a dry run over every page, and lists its first 100', async () => {
     const all = await h.as('post', '/api/dead-letters/replay?dry_run=true');
     expect(all.body).toMatchObject({ would_replay: 280 });

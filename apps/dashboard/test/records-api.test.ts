@@ -2,6 +2,7 @@
 // store. (What they find is tested end to end in tests/e2e/test/records.test.ts.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RecordStore } from '@pw/records';
+import type { RecordChange } from '@pw/shared';
 import { testSchema } from '@pw/test-utils';
 import type { TestSchema } from '@pw/test-utils';
 import { failedAction, standInWorker, startDashboard, webhookOf } from './harness.js';
@@ -26,6 +27,50 @@ afterAll(async () => {
 /** A webhook as the worker opens its record in Redis: one action, waiting. */
 const queuedWebhook = (webhookId: string) =>
   webhookOf(webhookId, 'quote.status_changed', ['notify_customer']);
+
+/** The store's record of a webhook whose one action failed for good. */
+function failedForGood(webhookId: string, receivedAt: string): RecordChange[] {
+  const failed = {
+    name: 'notify_customer',
+    state: 'failed' as const,
+    attempts: 8,
+    last_error: 'http_400: POST /x answered 400',
+    completed_at: null,
+    skipped: null,
+    held: null,
+  };
+  return [
+    {
+      kind: 'webhook',
+      seq: 1n,
+      at: receivedAt,
+      webhook: {
+        webhook_id: webhookId,
+        event_type: 'quote.status_changed',
+        entity_id: 'Q-restore',
+        customer_id: 'C-restore',
+        received_at: receivedAt,
+        actions: ['notify_customer'],
+        event: { quote_id: 'Q-restore' },
+      },
+    },
+    {
+      kind: 'outcome',
+      seq: 2n,
+      at: receivedAt,
+      attempt: null,
+      outcome: {
+        webhook_id: webhookId,
+        event_type: 'quote.status_changed',
+        entity_id: 'Q-restore',
+        received_at: receivedAt,
+        state: 'failed',
+        stale: false,
+        actions: [failed],
+      },
+    },
+  ];
+}
 
 describe('search, audit log and ledger', () => {
   it('answer from the store: an empty store, empty pages and a balanced empty ledger', async () => {
@@ -93,6 +138,18 @@ describe('search, audit log and ledger', () => {
     expect(last.body).toMatchObject({ to: '9999-12-31T23:59:00.000Z', balanced: true });
   });
 
+  it('answer 503 store_unavailable without a store, and other routes still work', async () => {
+    for (const path of ['/api/webhooks', '/api/audit', '/api/ledger?from=a&to=b']) {
+      const response = await bare.as('get', path);
+      expect(response.status, path).toBe(503);
+      expect((response.body as { error: { code: string } }).error.code).toBe('store_unavailable');
+    }
+    expect((await bare.as('get', '/api/rules')).status).toBe(200);
+    expect((await bare.as('get', '/api/nothing-here')).status).toBe(404);
+  });
+});
+
+describe('webhooks and replays, the store lagging or away', () => {
   it('a bulk replay with a filter it cannot read is refused, nothing replayed; a dry run in a JSON body works', async () => {
     const bad = await h.as('post', '/api/dead-letters/replay').send({ from: 'yesterday' });
     expect(bad.status).toBe(400);
@@ -137,46 +194,7 @@ describe('search, audit log and ledger', () => {
   it('a dead letter whose record Redis no longer holds is replayed with its record put back from the store', async () => {
     const webhookId = 'wh_restore000000000000000';
     const receivedAt = new Date().toISOString();
-    const failed = {
-      name: 'notify_customer',
-      state: 'failed' as const,
-      attempts: 8,
-      last_error: 'http_400: POST /x answered 400',
-      completed_at: null,
-      skipped: null,
-      held: null,
-    };
-    await store.writeBatch([
-      {
-        kind: 'webhook',
-        seq: 1n,
-        at: receivedAt,
-        webhook: {
-          webhook_id: webhookId,
-          event_type: 'quote.status_changed',
-          entity_id: 'Q-restore',
-          customer_id: 'C-restore',
-          received_at: receivedAt,
-          actions: ['notify_customer'],
-          event: { quote_id: 'Q-restore' },
-        },
-      },
-      {
-        kind: 'outcome',
-        seq: 2n,
-        at: receivedAt,
-        attempt: null,
-        outcome: {
-          webhook_id: webhookId,
-          event_type: 'quote.status_changed',
-          entity_id: 'Q-restore',
-          received_at: receivedAt,
-          state: 'failed',
-          stale: false,
-          actions: [failed],
-        },
-      },
-    ]);
+    await store.writeBatch(failedForGood(webhookId, receivedAt));
     // The console's one box: the same webhook by its id, its entity id or its customer id.
     for (const q of [webhookId, 'Q-restore', 'C-restore']) {
       const found = await h.as('get', `/api/webhooks?q=${q}`);
@@ -198,15 +216,5 @@ describe('search, audit log and ledger', () => {
     } finally {
       await worker.close();
     }
-  });
-
-  it('answer 503 store_unavailable without a store, and other routes still work', async () => {
-    for (const path of ['/api/webhooks', '/api/audit', '/api/ledger?from=a&to=b']) {
-      const response = await bare.as('get', path);
-      expect(response.status, path).toBe(503);
-      expect((response.body as { error: { code: string } }).error.code).toBe('store_unavailable');
-    }
-    expect((await bare.as('get', '/api/rules')).status).toBe(200);
-    expect((await bare.as('get', '/api/nothing-here')).status).toBe(404);
   });
 });

@@ -50,7 +50,9 @@ describe('the freshness window on timestamp', () => {
     expect((await postJson(ingress.app, path, at(now - WINDOW_S * 1000 - 1000))).status).toBe(422);
     expect(await jobCount(ingress)).toBe(2);
   });
+});
 
+describe('the freshness window, stale events and repeats', () => {
   it("an event dated ahead, within the skew allowance, does not make its entity's next event stale; an older one still is", async () => {
     const clock = { ms: Date.parse('2026-11-23T12:00:00.000Z') };
     const ingress = await ingressAt(clock);

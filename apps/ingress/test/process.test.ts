@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acknowledgementSchema, QUEUE_NAMES } from '@pw/shared';
-import type { ActionJobData } from '@pw/shared';
+import type { Acknowledgement, ActionJobData } from '@pw/shared';
 import { actionJobsOf } from './harness.js';
 import {
   ChildRun,
@@ -17,18 +17,49 @@ import {
 } from '@pw/test-utils';
 
 const prefix = uniquePrefix();
+let port: number;
+let ingress: ChildRun;
+const env = () => ({
+  REDIS_URL: testRedisUrl(),
+  QUEUE_PREFIX: prefix,
+  INGRESS_PORT: String(port),
+  WEBHOOK_SECRETS: `${TEST_SECRET},older-secret`,
+  LOG_LEVEL: 'info',
+});
+
+/** Opens a connection to the ingress, writes `head`, then `drip` once a second until it closes. */
+async function trickle(head: string, drip: string) {
+  const socket = connect(port, '127.0.0.1');
+  await once(socket, 'connect');
+  socket.write(head);
+  let answer = '';
+  socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+  // One byte a second: never done, never idle long enough for an idle time-out.
+  const dripping = setInterval(() => socket.write(drip), 1000);
+  const started = Date.now();
+  await once(socket, 'close');
+  clearInterval(dripping);
+  return { seconds: (Date.now() - started) / 1000, answer };
+}
+
+/** Each acknowledgement's action jobs are in Redis, each for its webhook. */
+async function expectActionJobsEnqueued(acks: Acknowledgement[]): Promise<void> {
+  const queue = new Queue<ActionJobData>(QUEUE_NAMES.actions, {
+    connection: { url: testRedisUrl() },
+    prefix,
+  });
+  for (const ack of acks) {
+    const jobs = await actionJobsOf({ queue }, ack);
+    expect(jobs.map((job) => job?.data.webhook_id)).toEqual([
+      ack.webhook_id,
+      ack.webhook_id,
+      ack.webhook_id,
+    ]);
+  }
+  await queue.close();
+}
 
 describe('the ingress process, as `npm start` runs it', () => {
-  let port: number;
-  let ingress: ChildRun;
-  const env = () => ({
-    REDIS_URL: testRedisUrl(),
-    QUEUE_PREFIX: prefix,
-    INGRESS_PORT: String(port),
-    WEBHOOK_SECRETS: `${TEST_SECRET},older-secret`,
-    LOG_LEVEL: 'info',
-  });
-
   beforeAll(async () => {
     port = await freePort();
     ingress = ChildRun.tsx('apps/ingress/src/main.ts', env());
@@ -71,19 +102,7 @@ describe('the ingress process, as `npm start` runs it', () => {
       'lock_price',
     ]);
     expect(acks[0]!.webhook_id).not.toBe(acks[1]!.webhook_id);
-    const queue = new Queue<ActionJobData>(QUEUE_NAMES.actions, {
-      connection: { url: testRedisUrl() },
-      prefix,
-    });
-    for (const ack of acks) {
-      const jobs = await actionJobsOf({ queue }, ack);
-      expect(jobs.map((job) => job?.data.webhook_id)).toEqual([
-        ack.webhook_id,
-        ack.webhook_id,
-        ack.webhook_id,
-      ]);
-    }
-    await queue.close();
+    await expectActionJobsEnqueued(acks);
   });
 
   it('logs each acceptance, and no secret and no signature', async () => {
@@ -94,19 +113,6 @@ describe('the ingress process, as `npm start` runs it', () => {
   });
 
   it('closes a connection that trickles its headers after 10 s, and one that trickles its body after 30 s', async () => {
-    const trickle = async (head: string, drip: string) => {
-      const socket = connect(port, '127.0.0.1');
-      await once(socket, 'connect');
-      socket.write(head);
-      let answer = '';
-      socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
-      // One byte a second: never done, never idle long enough for an idle time-out.
-      const dripping = setInterval(() => socket.write(drip), 1000);
-      const started = Date.now();
-      await once(socket, 'close');
-      clearInterval(dripping);
-      return { seconds: (Date.now() - started) / 1000, answer };
-    };
     const [headers, body] = await Promise.all([
       trickle('POST /webhooks/quote-status HTTP/1.1\r\nHost: x\r\n', 'X'),
       trickle(
@@ -124,7 +130,10 @@ describe('the ingress process, as `npm start` runs it', () => {
     expect(await ingress.stop('SIGTERM')).toBe(0);
     expect(ingress.output).toContain('stopped');
   });
+});
 
+// None of these gets as far as listening; each starts from the settings of the ingress above.
+describe('the ingress process refuses to start', () => {
   it('refuses to start in production without WEBHOOK_SECRETS, listing every problem', async () => {
     const bad = ChildRun.tsx('apps/ingress/src/main.ts', {
       ...env(),

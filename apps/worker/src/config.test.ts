@@ -28,11 +28,8 @@ const problemsOf = (env: Record<string, string>) => {
   }
 };
 
-describe('worker configuration', () => {
-  it('reads ACTIONS_CONFIG in YAML: per-action settings, commission rates and market realms', () => {
-    const path = file(
-      'actions.yaml',
-      `actions:
+/** An ACTIONS_CONFIG with every kind of setting: one action, commission rates, one market. */
+const ACTIONS_YAML = `actions:
   lock_price:
     attempts: 3
     backoff: { type: fixed, delay_ms: 250 }
@@ -49,8 +46,11 @@ markets:
     client_id: pw-asia
     client_secret_env: ASIA_CLIENT_SECRET
     api_base_url: https://asia.partner.example
-`,
-    );
+`;
+
+describe('worker configuration', () => {
+  it('reads ACTIONS_CONFIG in YAML: per-action settings, commission rates and market realms', () => {
+    const path = file('actions.yaml', ACTIONS_YAML);
     const config = loadWorkerConfig({
       ...base,
       ACTIONS_CONFIG: path,
@@ -109,7 +109,9 @@ markets:
       'cannot read',
     );
   });
+});
 
+describe('worker configuration in production', () => {
   it('in production, plain http is refused except on loopback', () => {
     const problems = problemsOf({
       ...base,

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { actionJobId, CircuitStore, QUEUE_NAMES } from '@pw/shared';
 import type { EventKind, WebhookJobData, WebhookOutcome } from '@pw/shared';
@@ -75,7 +76,17 @@ async function allCompleted(harness: WorkerHarness, jobs: WebhookJobData[], time
   return last;
 }
 
-// The outages run side by side, each with its own worker, sandbox and queue prefix.
+/** The circuits as the worker of `harness` keeps them. */
+const circuitsOf = (redis: Redis, harness: WorkerHarness) =>
+  new CircuitStore(redis, {
+    queuePrefix: harness.prefix,
+    failureThreshold: THRESHOLD,
+    probeIntervalMs: PROBE_MS,
+    leaseMs: 30_000,
+  });
+
+// The outages run side by side, each with its own worker, sandbox and queue prefix: both describes
+// are concurrent, so vitest runs all four tests at once.
 describe.concurrent('a partner target away for 60 seconds', { timeout: 150_000 }, () => {
   it('the partner API answers 503: actions are held, not dead; the partner sees the threshold and the probes', async () => {
     const harness = await startWorkerHarness(POLICY);
@@ -128,7 +139,9 @@ describe.concurrent('a partner target away for 60 seconds', { timeout: 150_000 }
       await harness.close();
     }
   });
+});
 
+describe.concurrent('one circuit per target, opened by outages only', { timeout: 150_000 }, () => {
   it('a target that is down does not hold up a healthy one (two markets, one down)', async () => {
     const asia = await startSandbox({ realm: 'asia', clientId: 'pw-asia', clientSecret: 's' });
     const asiaTarget: PartnerTarget = {
@@ -142,12 +155,7 @@ describe.concurrent('a partner target away for 60 seconds', { timeout: 150_000 }
     };
     const harness = await startWorkerHarness({ ...POLICY, byMarket: { asia: asiaTarget } });
     const redis = newTestRedis();
-    const circuits = new CircuitStore(redis, {
-      queuePrefix: harness.prefix,
-      failureThreshold: THRESHOLD,
-      probeIntervalMs: PROBE_MS,
-      leaseMs: 30_000,
-    });
+    const circuits = circuitsOf(redis, harness);
     try {
       asia.api.failNext({ path: /.*/, status: 503, forMs: OUTAGE_MS });
       const asian = events(20).map((job) => {
@@ -185,12 +193,7 @@ describe.concurrent('a partner target away for 60 seconds', { timeout: 150_000 }
       for (const job of jobs) {
         expect((await harness.finished(job.webhook_id)).state).toBe('failed');
       }
-      const circuits = new CircuitStore(redis, {
-        queuePrefix: harness.prefix,
-        failureThreshold: THRESHOLD,
-        probeIntervalMs: PROBE_MS,
-        leaseMs: 30_000,
-      });
+      const circuits = circuitsOf(redis, harness);
       expect(await circuits.view(circuitTarget(harness.target))).toMatchObject({
         state: 'closed',
         consecutive_failures: 0,

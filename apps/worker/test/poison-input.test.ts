@@ -1,11 +1,12 @@
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { CircuitStore, QUEUE_NAMES, RELEASED_AFTER_FAILED_PROBES } from '@pw/shared';
-import type { ActionJobData, WebhookJobData } from '@pw/shared';
+import type { ActionJobData, WebhookJobData, WebhookOutcome } from '@pw/shared';
 import { newTestRedis } from '@pw/test-utils';
 import { circuitTarget } from '../src/config.js';
 import { webhookJob } from './fixtures.js';
 import { startWorkerHarness } from './harness.js';
+import type { WorkerHarness } from './harness.js';
 
 // A poison input: the partner answers 500 to every call about one customer and serves the rest.
 // It opens the circuit, but cannot hold it open: probes go round the held actions, and an action
@@ -15,6 +16,11 @@ const THRESHOLD = 3;
 const PROBE_MS = 400;
 const ATTEMPTS = 3;
 const POISON = 'C-poison';
+const POLICY = {
+  attempts: ATTEMPTS,
+  backoff: { type: 'fixed', delay_ms: 100 },
+  circuit: { failureThreshold: THRESHOLD, probeIntervalMs: PROBE_MS },
+} as const;
 
 /** A webhook about `customer`: a contract made active sets off 4 actions, each a call. */
 function contractOf(customer: string): WebhookJobData {
@@ -23,13 +29,22 @@ function contractOf(customer: string): WebhookJobData {
   return job;
 }
 
+/** The records count every call the partner saw, probes included, and nothing else. */
+function expectAttemptsAreCalls(harness: WorkerHarness, outcomes: WebhookOutcome[]): void {
+  for (const outcome of outcomes) {
+    for (const action of outcome.actions) {
+      const key = `${outcome.webhook_id}:${action.name}`;
+      const calls = harness.sandbox.api.calls.filter(
+        (call) => call.headers['idempotency-key'] === key,
+      );
+      expect(action.attempts, key).toBe(calls.length);
+    }
+  }
+}
+
 describe('a poison input', { timeout: 60_000 }, () => {
   it('is told from an outage: an action whose probes fail while the partner answers nothing stays held however often, and completes once it is back', async () => {
-    const harness = await startWorkerHarness({
-      attempts: ATTEMPTS,
-      backoff: { type: 'fixed', delay_ms: 100 },
-      circuit: { failureThreshold: THRESHOLD, probeIntervalMs: PROBE_MS },
-    });
+    const harness = await startWorkerHarness(POLICY);
     try {
       // Every call fails until the only action has opened the circuit and failed its probe two
       // more times than would release a poison input: counted in calls, not in time, so that a
@@ -49,11 +64,7 @@ describe('a poison input', { timeout: 60_000 }, () => {
   });
 
   it('opens the circuit but cannot hold it open: every other webhook completes within a few probe intervals, the poison actions end as dead letters after spending their attempts', async () => {
-    const harness = await startWorkerHarness({
-      attempts: ATTEMPTS,
-      backoff: { type: 'fixed', delay_ms: 100 },
-      circuit: { failureThreshold: THRESHOLD, probeIntervalMs: PROBE_MS },
-    });
+    const harness = await startWorkerHarness(POLICY);
     const redis = newTestRedis();
     const actions = new Queue<ActionJobData>(QUEUE_NAMES.actions, {
       connection: redis,
@@ -93,19 +104,8 @@ describe('a poison input', { timeout: 60_000 }, () => {
         Array(poison.actions.length).fill(poison.webhook_id),
       );
       for (const job of failed) expect(job.attemptsMade).toBe(ATTEMPTS);
-      // The records count every call the partner saw, probes included, and nothing else.
-      for (const outcome of [
-        dead,
-        ...(await Promise.all(healthy.map((job) => harness.finished(job.webhook_id)))),
-      ]) {
-        for (const action of outcome.actions) {
-          const key = `${outcome.webhook_id}:${action.name}`;
-          const calls = harness.sandbox.api.calls.filter(
-            (call) => call.headers['idempotency-key'] === key,
-          );
-          expect(action.attempts, key).toBe(calls.length);
-        }
-      }
+      const outcomes = await Promise.all(healthy.map((job) => harness.finished(job.webhook_id)));
+      expectAttemptsAreCalls(harness, [dead, ...outcomes]);
       const poisonCalls = harness.sandbox.api.calls.filter((call) => call.status !== 200);
       expect(poisonCalls.every((call) => JSON.stringify(call.body).includes(POISON))).toBe(true);
     } finally {

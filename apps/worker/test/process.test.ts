@@ -132,7 +132,9 @@ describe('worker processes', { timeout: 60_000 }, () => {
     expect(tokens.size).toBeGreaterThan(0);
     for (const token of tokens) expect(logs).not.toContain(token);
   });
+});
 
+describe('worker start-up', () => {
   it('refuses to start without the identity provider settings, naming each', async () => {
     const run = ChildRun.tsx('apps/worker/src/main.ts', {
       REDIS_URL: testRedisUrl(),

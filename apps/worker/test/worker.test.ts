@@ -255,7 +255,9 @@ describe('out-of-order deliveries', () => {
     });
     expect(actionsCalled(next.webhook_id)).toContain('lock_price');
   });
+});
 
+describe('out-of-order deliveries, on a worker with its own action settings', () => {
   it('an action still retrying when a newer event arrives is skipped at its next try', async () => {
     const harness = await startWorkerHarness({
       actionsConfig: actionsConfigSchema.parse({

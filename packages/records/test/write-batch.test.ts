@@ -55,7 +55,7 @@ function threeAttempts(): RecordChange[] {
   ];
 }
 
-describe('writeBatch', () => {
+describe('writeBatch: a webhook and its attempts', () => {
   test('a webhook tried three times reads back with the three attempts in its history', async ({
     store,
   }) => {
@@ -104,7 +104,9 @@ describe('writeBatch', () => {
     await store.writeBatch([...batch, ...batch]);
     expect((await tableContents(db)).attempts).toHaveLength(3);
   });
+});
 
+describe('writeBatch: changes out of order', () => {
   test('an older change written after a newer one does not move the record back', async ({
     store,
   }) => {
@@ -154,7 +156,9 @@ describe('writeBatch', () => {
       state: 'processing',
     });
   });
+});
 
+describe('writeBatch: finishing and limits', () => {
   test('a failed webhook is finished once its last action is', async ({ store }) => {
     const failed = action('notify_crm', { state: 'failed', attempts: 8, last_error: 'gone' });
     await store.writeBatch([
@@ -196,6 +200,33 @@ describe('writeBatch', () => {
     expect(crm?.history[0]?.duration_ms).toBe(4);
   });
 
+  test('an action keeps its last 20 attempts in its history', async ({ store }) => {
+    const changes = Array.from({ length: 25 }, (_, n) =>
+      outcome(
+        BigInt(n + 2),
+        at(n + 1),
+        { webhook_id: id, actions: [action('notify_crm', { state: 'retrying', attempts: n + 1 })] },
+        {
+          action: 'notify_crm',
+          attempt: n + 1,
+          started_at: at(n),
+          finished_at: at(n + 1),
+          outcome: 'retrying',
+          status: 503,
+          error: 'busy',
+          duration_ms: 1,
+        },
+      ),
+    );
+    await store.writeBatch(changes);
+    const history = (await store.webhook(id))?.actions[0]?.history ?? [];
+    expect(history.map((entry) => entry.attempt)).toEqual(
+      Array.from({ length: 20 }, (_, n) => n + 6),
+    );
+  });
+});
+
+describe('writeBatch: ids and values as given', () => {
   test('ids of any length are written and found: 3 KB random entity and customer ids', async ({
     store,
   }) => {
@@ -238,31 +269,6 @@ describe('writeBatch', () => {
     expect(entry).toMatchObject({ target: 'wh_\ufffd', details: { reason: 'x\ufffd' } });
     // Found by what the store holds.
     expect((await store.search({ customer_id: 'C-\ufffd' })).webhooks).toHaveLength(1);
-  });
-
-  test('an action keeps its last 20 attempts in its history', async ({ store }) => {
-    const changes = Array.from({ length: 25 }, (_, n) =>
-      outcome(
-        BigInt(n + 2),
-        at(n + 1),
-        { webhook_id: id, actions: [action('notify_crm', { state: 'retrying', attempts: n + 1 })] },
-        {
-          action: 'notify_crm',
-          attempt: n + 1,
-          started_at: at(n),
-          finished_at: at(n + 1),
-          outcome: 'retrying',
-          status: 503,
-          error: 'busy',
-          duration_ms: 1,
-        },
-      ),
-    );
-    await store.writeBatch(changes);
-    const history = (await store.webhook(id))?.actions[0]?.history ?? [];
-    expect(history.map((entry) => entry.attempt)).toEqual(
-      Array.from({ length: 20 }, (_, n) => n + 6),
-    );
   });
 
   test('an unknown webhook is null', async ({ store }) => {

@@ -96,7 +96,7 @@ describe('identity provider', () => {
   });
 });
 
-describe('partner API stand-in', () => {
+describe('partner API stand-in: what it records', () => {
   it('records calls with their headers and body, and refuses a missing or foreign token', async () => {
     const accessToken = await token();
     expect((await post('/customers/C-1/notifications', accessToken)).status).toBe(200);
@@ -118,7 +118,9 @@ describe('partner API stand-in', () => {
     await post('/customers/C-2/notifications', await token(), undefined, trace);
     expect(sandbox.api.callsFor('/customers/C-2/notifications')[0]?.headers).toMatchObject(trace);
   });
+});
 
+describe('partner API stand-in: failures on command', () => {
   it('fails on command with Retry-After, then succeeds', async () => {
     const accessToken = await token();
     sandbox.api.failNext({
@@ -166,7 +168,9 @@ describe('partner API stand-in', () => {
       sandbox.api.reset();
     }
   });
+});
 
+describe('partner API stand-in: waiting, outages and the control surface', () => {
   it('waitForCalls resolves on the call that completes the count', async () => {
     const accessToken = await token();
     const waiting = sandbox.api.waitForCalls((call) => call.path === '/commissions', 2);

@@ -55,6 +55,16 @@ describe('docker-compose.yml', () => {
       expect(services).toHaveProperty(name);
   });
 
+  it('builds each app from its own Dockerfile target', () => {
+    const targets = new Set(parseStages(readRepoFile('Dockerfile')).map((stage) => stage.name));
+    for (const name of [...APPS, 'partner-api']) {
+      expect(service(name).build).toEqual({ context: '.', target: name });
+      expect(targets).toContain(name);
+    }
+  });
+});
+
+describe('docker-compose.yml: Redis and PostgreSQL', () => {
   it('runs Redis 7 with the append-only file, fsync every second, on a named volume', () => {
     const redis = service('redis');
     expect(redis.image).toMatch(/^redis:7(\.|$)/);
@@ -115,7 +125,9 @@ describe('docker-compose.yml', () => {
     ))
       expect(service(app).environment, app).not.toHaveProperty('DATABASE_URL');
   });
+});
 
+describe('docker-compose.yml: Keycloak', () => {
   it('runs a pinned Keycloak that imports the partner realm and reports its health', () => {
     const keycloak = service('keycloak');
     expect(keycloak.image).toMatch(/^quay\.io\/keycloak\/keycloak:\d+\.\d+\.\d+$/);
@@ -152,15 +164,9 @@ describe('docker-compose.yml', () => {
       secret: worker.AUTH_CLIENT_SECRET,
     });
   });
+});
 
-  it('builds each app from its own Dockerfile target', () => {
-    const targets = new Set(parseStages(readRepoFile('Dockerfile')).map((stage) => stage.name));
-    for (const name of [...APPS, 'partner-api']) {
-      expect(service(name).build).toEqual({ context: '.', target: name });
-      expect(targets).toContain(name);
-    }
-  });
-
+describe('docker-compose.yml: ports and health checks', () => {
   it('publishes the ingress on 3000 and the dashboard on 3001, where the apps listen', () => {
     expect(portMappings(service('ingress'))).toEqual([[3000, 3000]]);
     expect(portMappings(service('dashboard'))).toEqual([[3001, 3001]]);
@@ -201,7 +207,9 @@ describe('docker-compose.yml', () => {
     expect(check.at(-1)).toBe('/__sandbox/health');
     expect(check.slice(1)).toEqual(dockerfileHealthcheck('partner-api'));
   });
+});
 
+describe('docker-compose.yml: settings', () => {
   it('points the apps at the compose services by default', () => {
     const worker = service('worker').environment!;
     for (const app of APPS) expect(service(app).environment?.REDIS_URL).toBe('redis://redis:6379');

@@ -77,7 +77,7 @@ const workspaceManifests = (): string[] => {
     .sort();
 };
 
-describe('Dockerfile', () => {
+describe('Dockerfile: base image and build', () => {
   it('starts from a Node 20 image pinned to a release', () => {
     const arg = /^NODE_IMAGE=(\S+)$/m.exec(
       readRepoFile('Dockerfile')
@@ -99,6 +99,32 @@ describe('Dockerfile', () => {
     for (const manifest of workspaceManifests()) expect(copied, manifest).toContain(manifest);
   });
 
+  it('copies only sources that exist in the build context', () => {
+    const ignored = readRepoFile('.dockerignore');
+    for (const { instructions: list } of stages) {
+      for (const copy of list.filter((instruction) => instruction.keyword === 'COPY')) {
+        const { flags, sources } = copyParts(copy);
+        if (flags.from) continue;
+        for (const source of sources) {
+          expect(repoFileExists(source), source).toBe(true);
+          expect(dockerignoreExcludes(ignored, source), `.dockerignore keeps out ${source}`).toBe(
+            undefined,
+          );
+        }
+      }
+    }
+    expect(ignored).toMatch(/^\*\*\/node_modules$/m);
+    expect(ignored).toMatch(/^\*\*\/dist$/m);
+    // The matcher does see what the file leaves out.
+    expect(dockerignoreExcludes(ignored, 'apps/worker/node_modules/x/index.js')).toBe(
+      '**/node_modules',
+    );
+    expect(dockerignoreExcludes(ignored, 'deploy/k8s/worker.yaml')).toBe('deploy/k8s');
+    expect(dockerignoreExcludes(ignored, 'docs/operations.md')).toBe('docs');
+  });
+});
+
+describe('Dockerfile: the production install', () => {
   it('installs production dependencies of the apps alone for the runtime', () => {
     expect(instructions('runtime-deps', 'RUN').map((run) => run.args)).toContainEqual(
       expect.stringMatching(/^npm ci --omit=dev\b/),
@@ -129,31 +155,9 @@ describe('Dockerfile', () => {
     // pg, which the record store needs, is a production dependency.
     expect(lock.packages['node_modules/pg']?.dev).toBeUndefined();
   });
+});
 
-  it('copies only sources that exist in the build context', () => {
-    const ignored = readRepoFile('.dockerignore');
-    for (const { instructions: list } of stages) {
-      for (const copy of list.filter((instruction) => instruction.keyword === 'COPY')) {
-        const { flags, sources } = copyParts(copy);
-        if (flags.from) continue;
-        for (const source of sources) {
-          expect(repoFileExists(source), source).toBe(true);
-          expect(dockerignoreExcludes(ignored, source), `.dockerignore keeps out ${source}`).toBe(
-            undefined,
-          );
-        }
-      }
-    }
-    expect(ignored).toMatch(/^\*\*\/node_modules$/m);
-    expect(ignored).toMatch(/^\*\*\/dist$/m);
-    // The matcher does see what the file leaves out.
-    expect(dockerignoreExcludes(ignored, 'apps/worker/node_modules/x/index.js')).toBe(
-      '**/node_modules',
-    );
-    expect(dockerignoreExcludes(ignored, 'deploy/k8s/worker.yaml')).toBe('deploy/k8s');
-    expect(dockerignoreExcludes(ignored, 'docs/operations.md')).toBe('docs');
-  });
-
+describe('Dockerfile: the app targets', () => {
   for (const [app, portVariable] of Object.entries(APP_TARGETS)) {
     it(`has a target ${app}: non-root, a health check on ${portVariable}, node apps/${app}/dist/main.js`, () => {
       // USER and HEALTHCHECK may come from the stage it is built FROM (runtime), as in Docker.
@@ -223,7 +227,9 @@ describe('Dockerfile', () => {
     );
     expect(instructions('recorder', 'CMD').at(-1)?.exec?.at(-1)).toBe(bundle);
   });
+});
 
+describe('Dockerfile: the partner-API stand-in', () => {
   it('runs the partner-API stand-in for compose as node, from its bundle, checking its health route', () => {
     expect(instructions('partner-api', 'USER').at(-1)?.args).toBe('node');
     const [healthcheck, ...more] = instructions('partner-api', 'HEALTHCHECK');

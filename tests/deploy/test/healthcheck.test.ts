@@ -94,7 +94,9 @@ describe('deploy/healthcheck.mjs', () => {
     // Its own timeout, not runHealthCheck's kill at 10 s.
     expect(elapsed).toBeLessThan(9_000);
   });
+});
 
+describe('deploy/healthcheck.mjs without arguments', () => {
   it('without arguments, takes them from HEALTHCHECK_PORT_VARIABLE, HEALTHCHECK_DEFAULT_PORT and HEALTHCHECK_PATH', async () => {
     const from = (fallback: string, path: string) => ({
       HEALTHCHECK_PORT_VARIABLE: VARIABLE,
@@ -114,9 +116,11 @@ describe('deploy/healthcheck.mjs', () => {
     expect(await runHealthCheck(bare, { ...from(port, 'no-slash') })).toBe(1);
     expect(requests.length).toBe(before);
   });
+});
 
-  // The Dockerfile's own commands, as written and in their image's environment, reach the server
-  // through their port variable and ask their path.
+// The Dockerfile's own commands, as written and in their image's environment, reach the server
+// through their port variable and ask their path.
+describe("the images' HEALTHCHECK", () => {
   const stages = parseStages(readRepoFile('Dockerfile'));
   for (const [target, variable, path] of [
     ['ingress', 'INGRESS_PORT', '/healthz'],

@@ -70,70 +70,72 @@ describe('deploy/k8s', () => {
       manifestFiles().filter((file) => file !== 'secret.example.yaml'),
     );
   });
+});
 
-  for (const [app, expected] of Object.entries(APPS)) {
-    describe(app, () => {
-      const deployment = find('Deployment', `partner-webhooks-${app}`);
-      const spec = podSpec(deployment);
-      const container = spec.containers[0]!;
+for (const [app, expected] of Object.entries(APPS)) {
+  describe(`deploy/k8s: the ${app} Deployment`, () => {
+    const deployment = find('Deployment', `partner-webhooks-${app}`);
+    const spec = podSpec(deployment);
+    const container = spec.containers[0]!;
 
-      it('is a Deployment of one container of its own image, its selector matching its pods', () => {
-        const { selector, template } = (
-          deployment as unknown as {
-            spec: {
-              selector: { matchLabels: Record<string, string> };
-              template: { metadata: { labels: Record<string, string> } };
-            };
-          }
-        ).spec;
-        expect(template.metadata.labels).toMatchObject(selector.matchLabels);
-        expect(spec.containers).toHaveLength(1);
-        expect(container.image).toMatch(new RegExp(`/${app}:[\\w.-]+$`));
-      });
-
-      it('runs as a non-root user without privilege escalation, with requests and limits', () => {
-        expect(spec.securityContext?.runAsNonRoot).toBe(true);
-        expect(spec.securityContext?.runAsUser).toBeGreaterThan(0);
-        expect(container.securityContext).toMatchObject({
-          allowPrivilegeEscalation: false,
-          readOnlyRootFilesystem: true,
-          capabilities: { drop: ['ALL'] },
-        });
-        for (const resource of ['cpu', 'memory']) {
-          expect(container.resources?.requests?.[resource], `requests.${resource}`).toBeDefined();
-          expect(container.resources?.limits?.[resource], `limits.${resource}`).toBeDefined();
+    it('is a Deployment of one container of its own image, its selector matching its pods', () => {
+      const { selector, template } = (
+        deployment as unknown as {
+          spec: {
+            selector: { matchLabels: Record<string, string> };
+            template: { metadata: { labels: Record<string, string> } };
+          };
         }
-      });
-
-      it('takes its settings from the ConfigMap and its secrets from the Secret', () => {
-        expect(container.envFrom).toContainEqual({ configMapRef: { name: 'partner-webhooks' } });
-        const known = knownAppVariables();
-        for (const variable of container.env ?? []) {
-          expect(known, variable.name).toContain(variable.name);
-          const ref = variable.valueFrom?.secretKeyRef;
-          expect(ref?.name).toBe('partner-webhooks');
-          expect(Object.keys(secret.stringData)).toContain(ref?.key);
-        }
-        expect(container.env?.map((variable) => variable.name)).toContain('REDIS_URL');
-      });
-
-      it(`probes ${expected.liveness} and ${expected.readiness} on the port in ${expected.port}`, () => {
-        const portOf = (probe: Probe | undefined) => {
-          const port = probe?.httpGet?.port;
-          return typeof port === 'number'
-            ? port
-            : container.ports?.find((candidate) => candidate.name === port)?.containerPort;
-        };
-        const appPort = Number(configMap.data[expected.port]);
-        expect(container.ports?.map((port) => port.containerPort)).toEqual([appPort]);
-        expect(container.livenessProbe?.httpGet?.path).toBe(expected.liveness);
-        expect(container.readinessProbe?.httpGet?.path).toBe(expected.readiness);
-        expect(portOf(container.livenessProbe)).toBe(appPort);
-        expect(portOf(container.readinessProbe)).toBe(appPort);
-      });
+      ).spec;
+      expect(template.metadata.labels).toMatchObject(selector.matchLabels);
+      expect(spec.containers).toHaveLength(1);
+      expect(container.image).toMatch(new RegExp(`/${app}:[\\w.-]+$`));
     });
-  }
 
+    it('runs as a non-root user without privilege escalation, with requests and limits', () => {
+      expect(spec.securityContext?.runAsNonRoot).toBe(true);
+      expect(spec.securityContext?.runAsUser).toBeGreaterThan(0);
+      expect(container.securityContext).toMatchObject({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'] },
+      });
+      for (const resource of ['cpu', 'memory']) {
+        expect(container.resources?.requests?.[resource], `requests.${resource}`).toBeDefined();
+        expect(container.resources?.limits?.[resource], `limits.${resource}`).toBeDefined();
+      }
+    });
+
+    it('takes its settings from the ConfigMap and its secrets from the Secret', () => {
+      expect(container.envFrom).toContainEqual({ configMapRef: { name: 'partner-webhooks' } });
+      const known = knownAppVariables();
+      for (const variable of container.env ?? []) {
+        expect(known, variable.name).toContain(variable.name);
+        const ref = variable.valueFrom?.secretKeyRef;
+        expect(ref?.name).toBe('partner-webhooks');
+        expect(Object.keys(secret.stringData)).toContain(ref?.key);
+      }
+      expect(container.env?.map((variable) => variable.name)).toContain('REDIS_URL');
+    });
+
+    it(`probes ${expected.liveness} and ${expected.readiness} on the port in ${expected.port}`, () => {
+      const portOf = (probe: Probe | undefined) => {
+        const port = probe?.httpGet?.port;
+        return typeof port === 'number'
+          ? port
+          : container.ports?.find((candidate) => candidate.name === port)?.containerPort;
+      };
+      const appPort = Number(configMap.data[expected.port]);
+      expect(container.ports?.map((port) => port.containerPort)).toEqual([appPort]);
+      expect(container.livenessProbe?.httpGet?.path).toBe(expected.liveness);
+      expect(container.readinessProbe?.httpGet?.path).toBe(expected.readiness);
+      expect(portOf(container.livenessProbe)).toBe(appPort);
+      expect(portOf(container.readinessProbe)).toBe(appPort);
+    });
+  });
+}
+
+describe('deploy/k8s: Services and scaling', () => {
   it('has Services for the ingress and the dashboard, aimed at their named ports', () => {
     for (const app of ['ingress', 'dashboard']) {
       const service = find('Service', `partner-webhooks-${app}`) as Manifest & {
@@ -167,7 +169,9 @@ describe('deploy/k8s', () => {
     // The HPA owns the replica count.
     expect(find('Deployment', 'partner-webhooks-worker')).not.toHaveProperty('spec.replicas');
   });
+});
 
+describe('deploy/k8s: the record store and the settings', () => {
   it('gives the recorder and the dashboard DATABASE_URL from the Secret, never the ConfigMap', () => {
     for (const app of ['recorder', 'dashboard']) {
       const container = podSpec(find('Deployment', `partner-webhooks-${app}`)).containers[0]!;

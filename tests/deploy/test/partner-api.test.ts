@@ -75,6 +75,37 @@ async function waitForCalls(skip: number, count: number, timeoutMs: number): Pro
   }
 }
 
+/**
+ * Starts an ingress and a worker with the compose settings, the sandbox's identity provider
+ * standing in for Keycloak and the stand-in here for `partner-api`; answers the ingress's port.
+ */
+async function startComposeApps(): Promise<number> {
+  const worker = compose.services.worker!.environment!;
+  idp = await startIdentityProvider({
+    realm: worker.AUTH_REALM,
+    clients: [{ clientId: worker.AUTH_CLIENT_ID!, clientSecret: worker.AUTH_CLIENT_SECRET! }],
+  });
+  const ingressPort = await freePort();
+  const common = { REDIS_URL: testRedisUrl(), QUEUE_PREFIX: prefix };
+  const ingressRun = ChildRun.tsx('apps/ingress/src/main.ts', {
+    ...compose.services.ingress!.environment!,
+    ...common,
+    INGRESS_PORT: String(ingressPort),
+    WEBHOOK_SECRETS: TEST_SECRET,
+  });
+  const workerRun = ChildRun.tsx('apps/worker/src/main.ts', {
+    ...worker,
+    ...common,
+    WORKER_HEALTH_PORT: String(await freePort()),
+    // Keycloak and the stand-in by their addresses here instead of their compose names.
+    AUTH_URL: idp.baseUrl,
+    API_BASE_URL: worker.API_BASE_URL!.replace('partner-api:3011', `127.0.0.1:${port}`),
+  });
+  runs.push(ingressRun, workerRun);
+  await Promise.all([ingressRun.printed('ingress listening'), workerRun.printed('worker running')]);
+  return ingressPort;
+}
+
 describe('the partner-API stand-in service', { timeout: 90_000 }, () => {
   it.skipIf(!external)('listens on every interface, not only loopback', async () => {
     const answer = await fetch(url('/quotes/Q-1/price-lock', external), {
@@ -119,32 +150,7 @@ describe('the partner-API stand-in service', { timeout: 90_000 }, () => {
   });
 
   it('receives the actions of an event sent to an ingress and worker with the compose settings', async () => {
-    const worker = compose.services.worker!.environment!;
-    idp = await startIdentityProvider({
-      realm: worker.AUTH_REALM,
-      clients: [{ clientId: worker.AUTH_CLIENT_ID!, clientSecret: worker.AUTH_CLIENT_SECRET! }],
-    });
-    const ingressPort = await freePort();
-    const common = { REDIS_URL: testRedisUrl(), QUEUE_PREFIX: prefix };
-    const ingressRun = ChildRun.tsx('apps/ingress/src/main.ts', {
-      ...compose.services.ingress!.environment!,
-      ...common,
-      INGRESS_PORT: String(ingressPort),
-      WEBHOOK_SECRETS: TEST_SECRET,
-    });
-    const workerRun = ChildRun.tsx('apps/worker/src/main.ts', {
-      ...worker,
-      ...common,
-      WORKER_HEALTH_PORT: String(await freePort()),
-      // Keycloak and the stand-in by their addresses here instead of their compose names.
-      AUTH_URL: idp.baseUrl,
-      API_BASE_URL: worker.API_BASE_URL!.replace('partner-api:3011', `127.0.0.1:${port}`),
-    });
-    runs.push(ingressRun, workerRun);
-    await Promise.all([
-      ingressRun.printed('ingress listening'),
-      workerRun.printed('worker running'),
-    ]);
+    const ingressPort = await startComposeApps();
 
     const before = (await listCalls()).length;
     const answer = await fetch(`http://127.0.0.1:${ingressPort}/webhooks/quote-status`, {

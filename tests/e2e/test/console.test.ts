@@ -109,7 +109,9 @@ async function deadLetter(id: string): Promise<string> {
 
 let replayedWebhook = '';
 
-describe('the operator console', { timeout: 90_000 }, () => {
+// The describes below run in this order on one system: the audit log at the end lists what the
+// tests before it did.
+describe('the operator console: finding webhooks', { timeout: 90_000 }, () => {
   it('finds one of the quotes a newcomer sent with npm run send -- quote --count 20, by the id send printed', async () => {
     const sent = await system.send('quote', '--count', '20');
     expect(sent.code).toBe(0);
@@ -176,7 +178,9 @@ describe('the operator console', { timeout: 90_000 }, () => {
     expect(width).toBeLessThanOrEqual(PHONE.width);
     await photograph(phone, 'search-phone');
   });
+});
 
+describe('the operator console: dead letters and rules', { timeout: 90_000 }, () => {
   it('counts the dead letters in a dry run, then replays them', async () => {
     const ids = [await deadLetter('console-2'), await deadLetter('console-3')];
     const page = await open('#/dead-letters?action=lock_price');
@@ -224,7 +228,9 @@ describe('the operator console', { timeout: 90_000 }, () => {
       .toBe('notify_customer');
     await putDefaultRules();
   });
+});
 
+describe('the operator console: circuits, trends and the audit log', { timeout: 90_000 }, () => {
   it('opens a circuit by hand: the next webhook’s actions are held until it is closed', async () => {
     const page = await open('#/circuits');
     await page.getByRole('button', { name: 'Open', exact: true }).click();

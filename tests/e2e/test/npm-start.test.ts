@@ -26,6 +26,7 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
+// The describes below run in this order on one `npm start`; the last one stops it.
 describe('npm start with nothing configured', () => {
   it('says it uses the sandbox for the identity provider and the partner API, and where the console and board are', () => {
     expect(system.run.output).toContain('AUTH_URL is unset: using the sandbox identity provider');
@@ -73,7 +74,9 @@ describe('npm start with nothing configured', () => {
     );
     expect(found.webhooks.map((webhook) => webhook.webhook_id)).toEqual([ack.webhook_id]);
   });
+});
 
+describe('npm start: what reaches the partner and the log', () => {
   it("with tracing off, none of a sender's trace headers reaches the partner", async () => {
     const response = await fetch(`${system.url.ingress}/webhooks/quote-status`, {
       method: 'POST',
@@ -137,7 +140,9 @@ describe('npm start with nothing configured', () => {
     expect(system.run.output).not.toMatch(/[\u202e\u2066]/);
     expect(system.run.output).toContain('FORGED action completed\\n\\u001b[2J\\u202e');
   });
+});
 
+describe('npm start stopped', () => {
   it('Ctrl-C stops everything with exit code 0, and no secret was logged', async () => {
     expect(await system.run.stop('SIGINT')).toBe(0);
     expect(system.run.output).toContain('stopped');

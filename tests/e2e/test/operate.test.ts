@@ -45,6 +45,8 @@ async function withBrowser(use: (context: BrowserContext) => Promise<void>): Pro
   }
 }
 
+// The describes below run in this order on one system: the delivery that fails first is the one
+// the board shows, the one replayed, and the one the metrics count.
 describe('operating the system through the dashboard', () => {
   it('shows a partly failed delivery: which action failed and why', async () => {
     // The partner refuses commissions for now.
@@ -89,7 +91,9 @@ describe('operating the system through the dashboard', () => {
       });
     });
   });
+});
 
+describe('operating the system: the API documentation', () => {
   it('the API documentation, in a real browser: every webhook endpoint with its signed examples', async () => {
     expect((await fetch(`${system.url.dashboard}/docs/`)).status).toBe(401);
     const served = (await (await api('/docs/openapi.json')).json()) as {
@@ -120,7 +124,9 @@ describe('operating the system through the dashboard', () => {
       expect(problems).toEqual([]);
     });
   });
+});
 
+describe('operating the system: replay, live rules and metrics', () => {
   it('lists the dead letter, and replaying it once the cause is gone completes the delivery', async () => {
     const dead = (await (await api('/api/dead-letters?action=calculate_commission')).json()) as {
       dead_letters: { webhook_id: string }[];

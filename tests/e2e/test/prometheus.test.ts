@@ -140,7 +140,9 @@ describe('a real Prometheus with the shipped rules', { timeout: 90_000 }, () => 
       .map((alert) => alert.labels.alertname);
     expect(others).toEqual([]);
   });
+});
 
+describe('the metrics the shipped rules and dashboard query', { timeout: 90_000 }, () => {
   it('every metric the rules and the Grafana dashboard query is exported by the apps', async () => {
     const exported = new Set(['up']);
     for (const url of Object.values(system.url).filter((u) => u !== system.url.api)) {

@@ -72,6 +72,49 @@ async function trendTotals(): Promise<Record<TrendCount, number>> {
   };
 }
 
+/** Posts `events` 25 at a time; their acknowledgements, in order. */
+async function postAll(events: Record<string, unknown>[]): Promise<Acknowledgement[]> {
+  const acks: Acknowledgement[] = [];
+  for (let next = 0; next < events.length; next += 25) {
+    const answers = await Promise.all(events.slice(next, next + 25).map((event) => post(event)));
+    for (const answer of answers) acks.push(acknowledgementSchema.parse(await answer.json()));
+  }
+  return acks;
+}
+
+/** The console's trends grew by `expected` since `before`. */
+async function expectTrendsGrewBy(
+  before: Record<TrendCount, number>,
+  expected: Record<TrendCount, number>,
+): Promise<void> {
+  const trends = await trendTotals();
+  expect({
+    accepted: trends.accepted - before.accepted,
+    completed: trends.completed - before.completed,
+    failed: trends.failed - before.failed,
+    held: trends.held - before.held,
+  }).toEqual(expected);
+}
+
+/** Replays one failed webhook through the operator API; the audit log names the operator. */
+async function replayOneFailedAudited(): Promise<void> {
+  const failed = await system.poll<{ webhooks: { webhook_id: string }[] }>(
+    `/api/webhooks?state=failed&limit=1`,
+    (body) => body.webhooks.length === 1,
+  );
+  const webhookId = failed.webhooks[0]?.webhook_id ?? '';
+  const replay = await system.dashboard(`/api/webhooks/${webhookId}/replay`, { method: 'POST' });
+  expect(replay.status).toBe(202);
+  const audit = await system.poll<{
+    entries: { user: string; action: string; target: string }[];
+  }>('/api/audit?limit=5', (body) => body.entries.some((entry) => entry.target === webhookId));
+  expect(audit.entries[0]).toMatchObject({
+    user: 'operator',
+    action: 'replay',
+    target: webhookId,
+  });
+}
+
 describe('history', () => {
   it('an action answered 503, 503, then 200 shows three attempts with their statuses', async () => {
     expect((await fail({ status: 503, pathPattern: '/notifications', times: 2 })).status).toBe(201);
@@ -118,14 +161,10 @@ describe('the ledger', { timeout: 180_000 }, () => {
     const trendsBefore = await trendTotals();
     // Every price lock of the first 100 calls is refused for good: 100 dead letters.
     expect((await fail({ status: 400, pathPattern: '/price-lock', times: 100 })).status).toBe(201);
-    const acks: Acknowledgement[] = [];
     const events = Array.from({ length: 1000 }, (_, index) =>
       sampleEvent('quote', { id: `ledger-${index}`, status: 'approved' }),
     );
-    for (let next = 0; next < events.length; next += 25) {
-      const answers = await Promise.all(events.slice(next, next + 25).map((event) => post(event)));
-      for (const answer of answers) acks.push(acknowledgementSchema.parse(await answer.json()));
-    }
+    const acks = await postAll(events);
     expect(acks.every((ack) => ack.actions_triggered.includes('lock_price'))).toBe(true);
     // One event delivered again: answered with the first ack, counted as a duplicate.
     const repeat = await post(events[0] ?? {});
@@ -146,13 +185,12 @@ describe('the ledger', { timeout: 180_000 }, () => {
     });
 
     // The console's trends count the same: 1,000 accepted, 3 actions each, 100 failed for good.
-    const trends = await trendTotals();
-    expect({
-      accepted: trends.accepted - trendsBefore.accepted,
-      completed: trends.completed - trendsBefore.completed,
-      failed: trends.failed - trendsBefore.failed,
-      held: trends.held - trendsBefore.held,
-    }).toEqual({ accepted: 1000, completed: 2900, failed: 100, held: 0 });
+    await expectTrendsGrewBy(trendsBefore, {
+      accepted: 1000,
+      completed: 2900,
+      failed: 100,
+      held: 0,
+    });
 
     // The dead letters: a dry run counts them and replays nothing.
     const dry = await system.dashboard('/api/dead-letters/replay?dry_run=true&action=lock_price', {
@@ -160,21 +198,7 @@ describe('the ledger', { timeout: 180_000 }, () => {
     });
     expect(await dry.json()).toMatchObject({ would_replay: 100 });
     // One replayed by hand (the partner answers again): audited with the operator's name.
-    const failed = await system.poll<{ webhooks: { webhook_id: string }[] }>(
-      `/api/webhooks?state=failed&limit=1`,
-      (body) => body.webhooks.length === 1,
-    );
-    const webhookId = failed.webhooks[0]?.webhook_id ?? '';
-    const replay = await system.dashboard(`/api/webhooks/${webhookId}/replay`, { method: 'POST' });
-    expect(replay.status).toBe(202);
-    const audit = await system.poll<{
-      entries: { user: string; action: string; target: string }[];
-    }>('/api/audit?limit=5', (body) => body.entries.some((entry) => entry.target === webhookId));
-    expect(audit.entries[0]).toMatchObject({
-      user: 'operator',
-      action: 'replay',
-      target: webhookId,
-    });
+    await replayOneFailedAudited();
     // The replayed webhook is in flight for a moment (failed 99, in_flight 1): wait until it is done.
     const after = await system.poll<Ledger>(
       query,

@@ -120,6 +120,22 @@ async function completedActions(port: number): Promise<number> {
     .reduce((sum, line) => sum + Number(line.split(' ').pop()), 0);
 }
 
+/** Every outcome record completes, each action tried once, read on a cluster client. */
+async function expectEachCompletedOnce(acks: Acknowledgement[]): Promise<void> {
+  const redis = createRedis(common.REDIS_URL!, true, { maxRetriesPerRequest: 1 });
+  const subscriber = duplicateRedis(redis);
+  clients.push(redis, subscriber);
+  const outcomes = new OutcomeStore(redis, { queuePrefix: prefix, recordTtlSeconds: 600 });
+  for (const ack of acks) {
+    const outcome = await outcomes.waitUntilFinished(ack.webhook_id, subscriber, {
+      timeoutMs: 30_000,
+    });
+    expect(outcome.state).toBe('completed');
+    expect(outcome.actions.map((action) => action.name)).toEqual(ack.actions_triggered);
+    expect(outcome.actions.every((action) => action.attempts === 1)).toBe(true);
+  }
+}
+
 describe('against a three-node Redis Cluster', { timeout: 60_000 }, () => {
   it('processes every event once, with two workers and one ingress; repeats get the first ack', async () => {
     const events = Array.from({ length: EVENTS }, (_, index) => {
@@ -140,19 +156,7 @@ describe('against a three-node Redis Cluster', { timeout: 60_000 }, () => {
     expect(repeated.map((answer) => answer.status)).toEqual(repeated.map(() => 200));
     expect(repeated.map((answer) => answer.body)).toEqual(acks.slice(0, REPEATS));
 
-    // Every outcome record completes, read through the outcome store on a cluster client.
-    const redis = createRedis(common.REDIS_URL!, true, { maxRetriesPerRequest: 1 });
-    const subscriber = duplicateRedis(redis);
-    clients.push(redis, subscriber);
-    const outcomes = new OutcomeStore(redis, { queuePrefix: prefix, recordTtlSeconds: 600 });
-    for (const ack of acks) {
-      const outcome = await outcomes.waitUntilFinished(ack.webhook_id, subscriber, {
-        timeoutMs: 30_000,
-      });
-      expect(outcome.state).toBe('completed');
-      expect(outcome.actions.map((action) => action.name)).toEqual(ack.actions_triggered);
-      expect(outcome.actions.every((action) => action.attempts === 1)).toBe(true);
-    }
+    await expectEachCompletedOnce(acks);
 
     // The partner API saw one call per (webhook, action), and nothing else.
     const expected = acks.flatMap((ack) =>

@@ -41,24 +41,7 @@ export interface RunningSystem {
 export async function startSystem(extra: Record<string, string> = {}): Promise<RunningSystem> {
   const prefix = uniquePrefix();
   const schema: TestSchema | undefined = 'DATABASE_URL' in extra ? undefined : await testSchema();
-  const env: Record<string, string> = {
-    ...(schema ? { DATABASE_URL: withSchema(schema) } : {}),
-    RECORDER_HEALTH_PORT: String(await freePort()),
-    DASHBOARD_USER: 'operator',
-    DASHBOARD_PASSWORD: 'e2e-dashboard-password',
-    REDIS_URL: testRedisUrl(),
-    QUEUE_PREFIX: prefix,
-    INGRESS_PORT: String(await freePort()),
-    DASHBOARD_PORT: String(await freePort()),
-    WORKER_HEALTH_PORT: String(await freePort()),
-    SANDBOX_IDP_PORT: String(await freePort()),
-    SANDBOX_API_PORT: String(await freePort()),
-    AUTH_URL: '',
-    API_BASE_URL: '',
-    WEBHOOK_SECRETS: '',
-    NODE_ENV: 'development',
-    ...extra,
-  };
+  const env = await systemEnv(prefix, schema, extra);
   const run = ChildRun.tsx('scripts/start.ts', env);
   await Promise.all(
     ['ingress listening', 'worker running', 'recorder running', 'dashboard listening'].map((text) =>
@@ -95,20 +78,8 @@ export async function startSystem(extra: Record<string, string> = {}): Promise<R
       return { code, lines, output: send.output };
     },
     dashboard,
-    async poll<T>(path: string, condition: (body: T) => boolean): Promise<T> {
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        const response = await dashboard(path);
-        const body = (await response.json()) as T;
-        if (response.ok && condition(body)) return body;
-        if (Date.now() > deadline) {
-          throw new Error(
-            `${path}: not as awaited in 30 s: ${JSON.stringify(body).slice(0, 2000)}`,
-          );
-        }
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    },
+    poll: <T>(path: string, condition: (body: T) => boolean) =>
+      pollUntil(dashboard, path, condition),
     outcome: (webhookId, condition) =>
       outcomes.waitUntil(webhookId, subscriber, condition, { timeoutMs: 20_000 }),
     async stop() {
@@ -121,6 +92,50 @@ export async function startSystem(extra: Record<string, string> = {}): Promise<R
       await schema?.drop();
     },
   };
+}
+
+/** npm start's environment: free ports, the queue prefix, the record store's schema, then `extra`. */
+async function systemEnv(
+  prefix: string,
+  schema: TestSchema | undefined,
+  extra: Record<string, string>,
+): Promise<Record<string, string>> {
+  return {
+    ...(schema ? { DATABASE_URL: withSchema(schema) } : {}),
+    RECORDER_HEALTH_PORT: String(await freePort()),
+    DASHBOARD_USER: 'operator',
+    DASHBOARD_PASSWORD: 'e2e-dashboard-password',
+    REDIS_URL: testRedisUrl(),
+    QUEUE_PREFIX: prefix,
+    INGRESS_PORT: String(await freePort()),
+    DASHBOARD_PORT: String(await freePort()),
+    WORKER_HEALTH_PORT: String(await freePort()),
+    SANDBOX_IDP_PORT: String(await freePort()),
+    SANDBOX_API_PORT: String(await freePort()),
+    AUTH_URL: '',
+    API_BASE_URL: '',
+    WEBHOOK_SECRETS: '',
+    NODE_ENV: 'development',
+    ...extra,
+  };
+}
+
+/** The dashboard's JSON answer at `path` once `condition` holds, asked every 100 ms for up to 30 s. */
+async function pollUntil<T>(
+  dashboard: (path: string) => Promise<Response>,
+  path: string,
+  condition: (body: T) => boolean,
+): Promise<T> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const response = await dashboard(path);
+    const body = (await response.json()) as T;
+    if (response.ok && condition(body)) return body;
+    if (Date.now() > deadline) {
+      throw new Error(`${path}: not as awaited in 30 s: ${JSON.stringify(body).slice(0, 2000)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /** The schema's connection string: its `search_path` set by the connection's options. */

@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acknowledgementSchema, DEV_WEBHOOK_SECRET, sampleEvent, signEvent } from '@pw/shared';
+import type { Acknowledgement } from '@pw/shared';
 import { launchChromium } from '@pw/test-utils';
 import { startSystem } from './system.js';
 import type { RunningSystem } from './system.js';
@@ -115,28 +116,101 @@ async function traceOnce(traceId: string, condition: (spans: Span[]) => boolean)
   }
 }
 
+/** The worker's request for an access token, to the identity provider's token endpoint. */
+const isTokenRequest = (span: Span) =>
+  (span.attributes['url.full'] ?? '').endsWith('/protocol/openid-connect/token');
+
+/** Posts an approved quote with the sender's trace headers; its ack once it has completed. */
+async function postTraced(traceId: string, senderSpanId: string): Promise<Acknowledgement> {
+  const answer = await fetch(`${system.url.ingress}/webhooks/quote-status`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      traceparent: `00-${traceId}-${senderSpanId}-01`,
+      // The sender's own: for its systems, not the partner's.
+      tracestate: 'sender=opaque-state',
+      baggage: 'user.id=alice,session=s-123',
+    },
+    body: JSON.stringify(
+      signEvent(sampleEvent('quote', { id: 'traced', status: 'approved' }), DEV_WEBHOOK_SECRET),
+    ),
+  });
+  const ack = acknowledgementSchema.parse(await answer.json());
+  await system.outcome(ack.webhook_id, (outcome) => outcome.state === 'completed');
+  return ack;
+}
+
+/** The trace holds the token request, the ingress's request and enqueue, and each action. */
+function expectSpansOfTheWebhook(spans: Span[], ack: Acknowledgement): void {
+  // The worker's first actions needed a token: its request is in this trace (one, shared).
+  expect(spans.filter(isTokenRequest)).toHaveLength(1);
+  // The ingress's request (a server span), and the webhook's attributes on its handling.
+  expect(spans.find((span) => span.service === 'pw-ingress' && span.kind === 2)).toMatchObject({
+    attributes: { 'http.route': '/webhooks/quote-status', 'http.response.status_code': '200' },
+  });
+  // The enqueue (the intake adds the action jobs): a producer span, with the webhook's
+  // attributes.
+  const handling = spans.find((span) => span.service === 'pw-ingress' && span.kind === 4);
+  expect(handling?.name).toBe('enqueue actions');
+  expect(handling?.attributes).toMatchObject({
+    webhook_id: ack.webhook_id,
+    event_type: 'quote.status_changed',
+    entity_id: 'Q-traced',
+  });
+  // One span per action, in the worker, in the same trace.
+  const actions = spans
+    .filter((span) => span.service === 'pw-worker' && span.attributes.action)
+    .map((span) => span.attributes.action);
+  expect(new Set(actions)).toEqual(new Set(ack.actions_triggered));
+  const lock = spans.find((span) => span.attributes.action === 'lock_price');
+  expect(lock?.attributes).toMatchObject({
+    webhook_id: ack.webhook_id,
+    attempt: '1',
+    http_status: '200',
+  });
+}
+
+/**
+ * Each of the webhook's partner-API calls carried this trace's traceparent, and of the sender's
+ * trace headers nothing else: no tracestate, no baggage.
+ */
+async function expectCallsCarryTheTraceOnly(ack: Acknowledgement, traceId: string) {
+  const calls = (await (await fetch(`${system.url.api}/__sandbox/calls`)).json()) as {
+    path: string;
+    headers: Record<string, string>;
+  }[];
+  const webhookCalls = calls.filter((call) =>
+    call.headers['idempotency-key']?.startsWith(`${ack.webhook_id}:`),
+  );
+  expect(webhookCalls).toHaveLength(ack.actions_triggered.length);
+  for (const call of webhookCalls) {
+    expect(call.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+    expect(call.headers).not.toHaveProperty('tracestate');
+    expect(call.headers).not.toHaveProperty('baggage');
+  }
+}
+
+/** The trace as a tracing backend would draw it, the ingress's request at the top; photographed. */
+async function drawWaterfall(traceId: string, spans: Span[]): Promise<void> {
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 600 } });
+    await page.setContent(waterfallPage(traceId, spans));
+    const rows = await page.locator('tr').allTextContents();
+    expect(rows).toHaveLength(spans.length);
+    expect(rows[0]).toMatch(/^\s*pw-ingress POST \/webhooks\/quote-status/);
+    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+  } finally {
+    await browser.close();
+  }
+}
+
 describe('tracing', { timeout: 60_000 }, () => {
   it("continues the sender's trace from the webhook request to the partner-API call", async () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     const senderSpanId = '00f067aa0ba902b7';
-    const answer = await fetch(`${system.url.ingress}/webhooks/quote-status`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        traceparent: `00-${traceId}-${senderSpanId}-01`,
-        // The sender's own: for its systems, not the partner's.
-        tracestate: 'sender=opaque-state',
-        baggage: 'user.id=alice,session=s-123',
-      },
-      body: JSON.stringify(
-        signEvent(sampleEvent('quote', { id: 'traced', status: 'approved' }), DEV_WEBHOOK_SECRET),
-      ),
-    });
-    const ack = acknowledgementSchema.parse(await answer.json());
-    await system.outcome(ack.webhook_id, (outcome) => outcome.state === 'completed');
+    const ack = await postTraced(traceId, senderSpanId);
 
-    const tokenRequest = (span: Span) =>
-      (span.attributes['url.full'] ?? '').endsWith('/protocol/openid-connect/token');
     // One tree: every span's parent is the sender's span or another span of the trace.
     const unparented = (all: Span[]) => {
       const ids = new Set([senderSpanId, ...all.map((span) => span.spanId)]);
@@ -146,51 +220,11 @@ describe('tracing', { timeout: 60_000 }, () => {
       traceId,
       (all) =>
         all.filter((span) => span.service === 'pw-worker' && span.attributes.action).length >= 3 &&
-        all.some(tokenRequest) &&
+        all.some(isTokenRequest) &&
         unparented(all).length === 0,
     );
-    // The worker's first actions needed a token: its request is in this trace (one, shared).
-    expect(spans.filter(tokenRequest)).toHaveLength(1);
-    // The ingress's request (a server span), and the webhook's attributes on its handling.
-    expect(spans.find((span) => span.service === 'pw-ingress' && span.kind === 2)).toMatchObject({
-      attributes: { 'http.route': '/webhooks/quote-status', 'http.response.status_code': '200' },
-    });
-    // The enqueue (the intake adds the action jobs): a producer span, with the webhook's
-    // attributes.
-    const handling = spans.find((span) => span.service === 'pw-ingress' && span.kind === 4);
-    expect(handling?.name).toBe('enqueue actions');
-    expect(handling?.attributes).toMatchObject({
-      webhook_id: ack.webhook_id,
-      event_type: 'quote.status_changed',
-      entity_id: 'Q-traced',
-    });
-    // One span per action, in the worker, in the same trace.
-    const actions = spans
-      .filter((span) => span.service === 'pw-worker' && span.attributes.action)
-      .map((span) => span.attributes.action);
-    expect(new Set(actions)).toEqual(new Set(ack.actions_triggered));
-    const lock = spans.find((span) => span.attributes.action === 'lock_price');
-    expect(lock?.attributes).toMatchObject({
-      webhook_id: ack.webhook_id,
-      attempt: '1',
-      http_status: '200',
-    });
-
-    // Each of the webhook's partner-API calls carried this trace's traceparent, and of the
-    // sender's trace headers nothing else: no tracestate, no baggage.
-    const calls = (await (await fetch(`${system.url.api}/__sandbox/calls`)).json()) as {
-      path: string;
-      headers: Record<string, string>;
-    }[];
-    const webhookCalls = calls.filter((call) =>
-      call.headers['idempotency-key']?.startsWith(`${ack.webhook_id}:`),
-    );
-    expect(webhookCalls).toHaveLength(ack.actions_triggered.length);
-    for (const call of webhookCalls) {
-      expect(call.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
-      expect(call.headers).not.toHaveProperty('tracestate');
-      expect(call.headers).not.toHaveProperty('baggage');
-    }
+    expectSpansOfTheWebhook(spans, ack);
+    await expectCallsCarryTheTraceOnly(ack, traceId);
 
     // The record keeps the trace id (the console links it).
     const record = await system.poll<{ trace_id: string | null }>(
@@ -200,18 +234,7 @@ describe('tracing', { timeout: 60_000 }, () => {
     expect(record.trace_id).toBe(traceId);
     expect(contentTypes).toEqual(new Set(['application/json']));
 
-    // The trace as a tracing backend would draw it: the ingress's request at the top.
-    const browser = await launchChromium();
-    try {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 600 } });
-      await page.setContent(waterfallPage(traceId, spans));
-      const rows = await page.locator('tr').allTextContents();
-      expect(rows).toHaveLength(spans.length);
-      expect(rows[0]).toMatch(/^\s*pw-ingress POST \/webhooks\/quote-status/);
-      await page.screenshot({ path: SCREENSHOT, fullPage: true });
-    } finally {
-      await browser.close();
-    }
+    await drawWaterfall(traceId, spans);
   });
 
   it('a webhook without a traceparent starts a trace of its own, and log lines carry its ids', async () => {

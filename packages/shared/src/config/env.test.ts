@@ -85,7 +85,9 @@ describe('configuration', () => {
     // Outside production they are allowed (with the dev secret's warning when unset).
     expect(problemsOf(() => loadConfig(schema(false), { WEBHOOK_SECRETS: 'a' }))).toEqual([]);
   });
+});
 
+describe('configuration: NODE_ENV', () => {
   it.each(['production', 'Production', 'PRODUCTION', ' production '])(
     'NODE_ENV=%j is production',
     (value) => {
@@ -121,49 +123,47 @@ describe('configuration', () => {
       ]);
     },
   );
+});
 
-  describe('Redis Cluster', () => {
-    it('is off by default; on, REDIS_URL may name several seed nodes', () => {
-      expect(loadConfig(schema(false), {}).REDIS_CLUSTER).toBe(false);
-      const config = loadConfig(schema(false), {
+describe('configuration: Redis Cluster', () => {
+  it('is off by default; on, REDIS_URL may name several seed nodes', () => {
+    expect(loadConfig(schema(false), {}).REDIS_CLUSTER).toBe(false);
+    const config = loadConfig(schema(false), {
+      REDIS_CLUSTER: 'true',
+      REDIS_URL: 'redis://10.0.0.1:7000,10.0.0.2:7000',
+      QUEUE_PREFIX: '{pw}',
+    });
+    expect(config.REDIS_CLUSTER).toBe(true);
+    expect(config.REDIS_URL).toBe('redis://10.0.0.1:7000,10.0.0.2:7000');
+  });
+
+  it('refuses a queue prefix that is not a hash tag, and says why', () => {
+    const problems = problemsOf(() =>
+      loadConfig(schema(false), { REDIS_CLUSTER: 'true', QUEUE_PREFIX: 'pw' }),
+    );
+    expect(problems).toEqual([
+      expect.stringMatching(/^QUEUE_PREFIX: must be a hash tag such as \{pw\}/),
+    ]);
+  });
+
+  it('lists its problems together with every other one', () => {
+    const problems = problemsOf(() =>
+      loadConfig(schema(false), {
+        PORT: 'eighty',
+        REDIS_URL: 'redis://a:7000,b:7000/1',
         REDIS_CLUSTER: 'true',
-        REDIS_URL: 'redis://10.0.0.1:7000,10.0.0.2:7000',
-        QUEUE_PREFIX: '{pw}',
-      });
-      expect(config.REDIS_CLUSTER).toBe(true);
-      expect(config.REDIS_URL).toBe('redis://10.0.0.1:7000,10.0.0.2:7000');
-    });
-
-    it('refuses a queue prefix that is not a hash tag, and says why', () => {
-      const problems = problemsOf(() =>
-        loadConfig(schema(false), { REDIS_CLUSTER: 'true', QUEUE_PREFIX: 'pw' }),
-      );
-      expect(problems).toEqual([
-        expect.stringMatching(/^QUEUE_PREFIX: must be a hash tag such as \{pw\}/),
-      ]);
-    });
-
-    it('lists its problems together with every other one', () => {
-      const problems = problemsOf(() =>
-        loadConfig(schema(false), {
-          PORT: 'eighty',
-          REDIS_URL: 'redis://a:7000,b:7000/1',
-          REDIS_CLUSTER: 'true',
-        }),
-      );
-      expect(problems.map((problem) => problem.split(':')[0])).toEqual([
-        'PORT',
-        'QUEUE_PREFIX',
-        'REDIS_URL',
-      ]);
-      expect(
-        problemsOf(() => loadConfig(schema(false), { REDIS_URL: 'redis://a:7000,b:7000' })),
-      ).toEqual([
-        expect.stringContaining('REDIS_URL: names several nodes: set REDIS_CLUSTER=true'),
-      ]);
-      expect(problemsOf(() => loadConfig(schema(false), { REDIS_CLUSTER: 'yes' }))).toEqual([
-        'REDIS_CLUSTER: must be true or false',
-      ]);
-    });
+      }),
+    );
+    expect(problems.map((problem) => problem.split(':')[0])).toEqual([
+      'PORT',
+      'QUEUE_PREFIX',
+      'REDIS_URL',
+    ]);
+    expect(
+      problemsOf(() => loadConfig(schema(false), { REDIS_URL: 'redis://a:7000,b:7000' })),
+    ).toEqual([expect.stringContaining('REDIS_URL: names several nodes: set REDIS_CLUSTER=true')]);
+    expect(problemsOf(() => loadConfig(schema(false), { REDIS_CLUSTER: 'yes' }))).toEqual([
+      'REDIS_CLUSTER: must be true or false',
+    ]);
   });
 });

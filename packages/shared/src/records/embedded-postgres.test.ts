@@ -94,7 +94,10 @@ describe('the embedded PostgreSQL', { timeout: 90_000 }, () => {
       );
     }
   });
+});
 
+// These restart the server the tests above started (the file's tests run in order).
+describe('the embedded PostgreSQL, started again', { timeout: 90_000 }, () => {
   it('on a data folder of an earlier run with the old credentials, sets a new password at every start', async () => {
     const first = server!;
     // What an earlier run left: a superuser password everyone knew.
