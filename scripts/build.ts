@@ -1,6 +1,6 @@
 // `npm run build`: each app as one JavaScript file, `apps/<app>/dist/main.js`, run with plain
-// `node` (no TypeScript at run time). The workspace packages (`@pw/*`) are bundled in; every other
-// package stays an import from node_modules.
+// `node` (no TypeScript at run time). The workspace packages (`@pw/*`) are bundled in, with their
+// Lua scripts (scripts/lua-files-plugin.ts); every other package stays an import from node_modules.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { build } from 'esbuild';
@@ -10,6 +10,7 @@ import {
   CONSOLE_DIST,
   writeFileAtomically,
 } from '../apps/dashboard/build-console.js';
+import { embedLuaFiles } from './lua-files-plugin.js';
 
 const APPS = ['ingress', 'worker', 'recorder', 'dashboard', 'send'] as const;
 
@@ -35,7 +36,7 @@ const results = await Promise.all(
       format: 'esm',
       sourcemap: true,
       logLevel: 'warning',
-      plugins: [externalDependencies],
+      plugins: [externalDependencies, embedLuaFiles],
     }),
   ),
 );
