@@ -7,7 +7,6 @@ import {
   isoNow,
   PermanentError,
   PwError,
-  RELEASED_AFTER_FAILED_PROBES,
   RetryableError,
 } from '@pw/shared';
 import type {
@@ -16,12 +15,13 @@ import type {
   ActionSettings,
   ActionsConfig,
   Logger,
-  Admission,
   AttemptTiming,
   OutcomeStore,
   SkipReason,
 } from '@pw/shared';
 import { ActionLimits, concurrencyWait } from './action-limits.js';
+import type { Admission } from './circuit-breaker.js';
+import { RELEASED_AFTER_FAILED_PROBES } from './circuit-scripts.js';
 import type { ActionStart } from './action-start.js';
 import { boundApi } from './actions/action.js';
 import type { ActionDefinition, Outcome } from './actions/action.js';

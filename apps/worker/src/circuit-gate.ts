@@ -1,13 +1,7 @@
 import type { Job, Queue } from 'bullmq';
 import { PermanentError, RetryableError, TOKEN_REQUEST_FAILED, TokenError } from '@pw/shared';
-import type {
-  ActionJobData,
-  Admission,
-  CallResult,
-  CircuitStore,
-  Departure,
-  Logger,
-} from '@pw/shared';
+import type { ActionJobData, Logger } from '@pw/shared';
+import type { Admission, CallResult, CircuitBreaker, Departure } from './circuit-breaker.js';
 import { NETWORK_ERROR } from './partner-api.js';
 import type { WorkerMetrics } from './metrics.js';
 
@@ -33,7 +27,7 @@ export function circuitResult(error: unknown): CallResult {
 }
 
 export interface CircuitGateDeps {
-  circuits: CircuitStore;
+  circuits: CircuitBreaker;
   actionsQueue: Queue<ActionJobData>;
   metrics: WorkerMetrics;
   log: Logger;

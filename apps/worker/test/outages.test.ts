@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { actionJobId, CircuitStore, QUEUE_NAMES } from '@pw/shared';
+import { actionJobId, QUEUE_NAMES } from '@pw/shared';
+import { CircuitBreaker } from '../src/circuit-breaker.js';
 import type { EventKind, WebhookJobData, WebhookOutcome } from '@pw/shared';
 import { startSandbox } from '@pw/sandbox';
 import { newTestRedis, testRedisUrl } from '@pw/test-utils';
@@ -142,7 +143,7 @@ describe.concurrent('a partner target away for 60 seconds', { timeout: 150_000 }
     };
     const harness = await startWorkerHarness({ ...POLICY, byMarket: { asia: asiaTarget } });
     const redis = newTestRedis();
-    const circuits = new CircuitStore(redis, {
+    const circuits = new CircuitBreaker(redis, {
       queuePrefix: harness.prefix,
       failureThreshold: THRESHOLD,
       probeIntervalMs: PROBE_MS,
@@ -185,7 +186,7 @@ describe.concurrent('a partner target away for 60 seconds', { timeout: 150_000 }
       for (const job of jobs) {
         expect((await harness.finished(job.webhook_id)).state).toBe('failed');
       }
-      const circuits = new CircuitStore(redis, {
+      const circuits = new CircuitBreaker(redis, {
         queuePrefix: harness.prefix,
         failureThreshold: THRESHOLD,
         probeIntervalMs: PROBE_MS,
