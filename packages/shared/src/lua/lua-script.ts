@@ -60,11 +60,11 @@ const invalid = (message: string) => new PwError(INVALID_LUA_SCRIPT, message);
 
 /** The text of `path`, from the one source that has it. */
 function readFrom(sources: readonly LuaFiles[], path: string): string {
-  const found = sources.filter((source) => source.read(path) !== undefined);
+  const found = sources.map((source) => source.read(path)).filter((text) => text !== undefined);
   const origins = sources.map((source) => source.origin).join(', ');
   if (found.length === 0) throw invalid(`no Lua file ${path} in ${origins}`);
   if (found.length > 1) throw invalid(`Lua file ${path} is in more than one of ${origins}`);
-  return found[0]!.read(path)!;
+  return found[0]!;
 }
 
 /** `path` with its includes in place: each file once, where it is first included. */
