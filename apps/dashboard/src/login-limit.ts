@@ -10,7 +10,7 @@ export interface LoginLimitOptions {
 }
 
 /** One login from an address, checked and counted in one command (lua/login-attempt-1.lua). */
-const LOGIN_ATTEMPT = luaCommand({
+export const LOGIN_ATTEMPT = luaCommand({
   name: 'pwLoginAttempt',
   file: 'login-attempt-1.lua',
   sources: [DASHBOARD_LUA],

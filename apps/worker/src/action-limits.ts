@@ -3,7 +3,7 @@ import type { ActionSettings, RedisClient } from '@pw/shared';
 import { WORKER_LUA } from './lua/lua-files.js';
 
 /** Takes a slot for one call, or says how long to wait (lua/acquire-slot-2.lua). */
-const ACQUIRE_SLOT = luaCommand({
+export const ACQUIRE_SLOT = luaCommand({
   name: 'pwAcquireSlot',
   file: 'acquire-slot-2.lua',
   sources: [WORKER_LUA, SHARED_LUA],

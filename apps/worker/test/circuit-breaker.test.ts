@@ -1,10 +1,11 @@
 import { Queue, Worker } from 'bullmq';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { deleteKeys, newTestRedis, uniquePrefix } from '@pw/test-utils';
 import { CircuitBreaker } from '../src/circuit-breaker.js';
 import type { CircuitBreakerSettings } from '../src/circuit-breaker.js';
-import { deleteKeys, newTestRedis, uniquePrefix } from '@pw/test-utils';
 
-// The shared circuit state in Redis, driven as several workers would drive it.
+// The circuit breaker (lua/circuit-enter-5.lua, lua/circuit-leave-5.lua): the shared circuit
+// state in Redis, driven as several workers would drive it.
 
 const TARGET = 'http://partner.test v1/webhooks';
 let redis: ReturnType<typeof newTestRedis>;
