@@ -36,11 +36,6 @@ export default tseslint.config(
     },
   },
   {
-    // Temporary: being split on its own branch; remove this override when that lands.
-    files: ['apps/worker/test/circuit-store.test.ts'],
-    rules: { 'max-lines-per-function': 'off' },
-  },
-  {
     // The repository's own scripts (npm start, build, docs) drive the apps by design.
     files: ['scripts/**'],
     rules: { 'no-restricted-imports': 'off' },

@@ -1,48 +1,21 @@
 // `npm run build`: each app as one JavaScript file, `apps/<app>/dist/main.js`, run with plain
-// `node` (no TypeScript at run time). The workspace packages (`@pw/*`) are bundled in; every other
-// package stays an import from node_modules.
+// `node` (no TypeScript at run time). The workspace packages (`@pw/*`) are bundled in, with their
+// Lua scripts (scripts/lua-files-plugin.ts); every other package stays an import from node_modules.
 import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
-import type { Plugin } from 'esbuild';
 import {
   buildConsole,
   CONSOLE_DIST,
   writeFileAtomically,
 } from '../apps/dashboard/build-console.js';
+import { APPS, appBundle } from './app-bundles.js';
 
-const APPS = ['ingress', 'worker', 'recorder', 'dashboard', 'send'] as const;
-
-/** Leaves every bare import to node_modules except the workspace's own packages. */
-const externalDependencies: Plugin = {
-  name: 'external-dependencies',
-  setup(pluginBuild) {
-    pluginBuild.onResolve({ filter: /^[^./]/ }, (args) =>
-      args.path.startsWith('@pw/') ? undefined : { path: args.path, external: true },
-    );
-  },
-};
-
-const results = await Promise.all(
-  APPS.map((app) =>
-    build({
-      write: false,
-      entryPoints: [`apps/${app}/src/main.ts`],
-      outfile: `apps/${app}/dist/main.js`,
-      bundle: true,
-      platform: 'node',
-      target: 'node20',
-      format: 'esm',
-      sourcemap: true,
-      logLevel: 'warning',
-      plugins: [externalDependencies],
-    }),
-  ),
-);
+const results = await Promise.all(APPS.map((app) => build(appBundle(app, resolve('.')))));
 // Each file is written beside its place and renamed into it, so a process starting while another
 // build runs (the tests and the bench both build) never reads half a file, and two builds at once
 // never trip over each other.
-for (const file of results.flatMap((result) => result.outputFiles))
+for (const file of results.flatMap((result) => result.outputFiles ?? []))
   await writeFileAtomically(file.path, file.contents);
 // The record store's migrations are read from `../migrations/` beside the module that runs them:
 // bundled into apps/recorder/dist/main.js, that is apps/recorder/migrations (as in the image).

@@ -1,4 +1,5 @@
-import { defineConfig } from 'vitest/config';
+// A relative import: vitest loads its config before TypeScript packages resolve.
+import { defineTestConfig } from '../test-utils/src/vitest-config.js';
 
-// The shared package's tests are pure units: no Redis needed.
-export default defineConfig({ test: { include: ['src/**/*.test.ts'] } });
+// Units beside the code; the Lua scripts' tests, against a real Redis, in test/.
+export default defineTestConfig();

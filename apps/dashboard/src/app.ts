@@ -7,7 +7,7 @@ import type {
   ActionJobData,
   ActionsConfig,
   AuditLog,
-  CircuitStore,
+  CircuitBoard,
   Logger,
   RejectedChanges,
   RulesStore,
@@ -35,7 +35,7 @@ export interface DashboardDeps {
   operator: Operator;
   rules: Pick<RulesStore, 'read' | 'replace'>;
   /** The partner targets' circuits, shared with the workers through Redis. */
-  circuits: CircuitStore;
+  circuits: CircuitBoard;
   /** The `actions` queue, where closing a circuit wakes the jobs it held. */
   actions: Queue<ActionJobData>;
   metrics: Registry;

@@ -1,11 +1,11 @@
 import express from 'express';
 import type { Queue } from 'bullmq';
 import { z } from 'zod';
-import type { AuditLog, CircuitStore } from '@pw/shared';
+import type { AuditLog, CircuitBoard } from '@pw/shared';
 import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
 
 export interface CircuitApiDeps {
-  circuits: Pick<CircuitStore, 'list' | 'view' | 'known' | 'override' | 'wakeHeld'>;
+  circuits: Pick<CircuitBoard, 'list' | 'view' | 'known' | 'override' | 'wakeHeld'>;
   /** The queue whose jobs a circuit holds: closing one wakes them there. */
   actions: Queue;
   audit: Pick<AuditLog, 'record'>;

@@ -1,5 +1,6 @@
-import { invalidArgument, withCommand } from '@pw/shared';
-import type { LuaCommand, RedisClient } from '@pw/shared';
+import { invalidArgument, luaCommand, withCommand } from '@pw/shared';
+import type { RedisClient } from '@pw/shared';
+import { DASHBOARD_LUA } from './lua/lua-files.js';
 
 export interface LoginLimitOptions {
   /** Failed logins one client address may make in a window. @defaultValue 10 */
@@ -8,28 +9,12 @@ export interface LoginLimitOptions {
   windowMs?: number;
 }
 
-/**
- * KEYS[1]: one address's count of failed logins, which expires when its window ends. ARGV: 1 when
- * this login failed (else 0), the failures allowed, the window in ms. An address at the limit is
- * refused, whatever it sent: returns {0, ms until its window ends}. Otherwise a failure is counted
- * (the first one starts the window): returns {1, failures}.
- */
-const LOGIN_ATTEMPT: LuaCommand = {
+/** One login from an address, checked and counted in one command (lua/login-attempt-1.lua). */
+export const LOGIN_ATTEMPT = luaCommand({
   name: 'pwLoginAttempt',
-  numberOfKeys: 1,
-  lua: `
-local failures = tonumber(redis.call('GET', KEYS[1]) or '0')
-if failures >= tonumber(ARGV[2]) then
-  local left = redis.call('PTTL', KEYS[1])
-  if left > 0 then return {0, left} end
-end
-if ARGV[1] == '1' then
-  failures = redis.call('INCR', KEYS[1])
-  if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
-end
-return {1, failures}
-`,
-};
+  file: 'login-attempt-1.lua',
+  sources: [DASHBOARD_LUA],
+});
 
 interface LoginCommands {
   pwLoginAttempt(

@@ -5,7 +5,7 @@ import { RecordStore } from '@pw/records';
 import {
   AuditLog,
   RejectedChanges,
-  CircuitStore,
+  CircuitBoard,
   closeServer,
   configOrExit,
   onShutdownSignals,
@@ -39,14 +39,9 @@ const outcomes = new OutcomeStore(redis, {
   recordTtlSeconds: config.RECORD_TTL_SECONDS,
 });
 
-// The dashboard only reads and overrides circuits: the threshold, probe interval and lease steer
-// the workers' calls, so the contract's defaults stand in for them here.
-const circuits = new CircuitStore(redis, {
-  queuePrefix: prefix,
-  failureThreshold: 10,
-  probeIntervalMs: 5000,
-  leaseMs: 60_000,
-});
+// The dashboard only reads circuits and overrides them: the breaker and its thresholds are the
+// workers'.
+const circuits = new CircuitBoard(redis, { queuePrefix: prefix });
 
 // The record store: read only here (the recorder writes and migrates it); opened lazily by pg,
 // so a store that is down answers its routes with errors while the rest of the dashboard works.

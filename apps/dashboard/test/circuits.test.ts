@@ -1,11 +1,11 @@
 // The circuits of the partner targets in the operator API (docs/operations.md): an operator reads
 // them, opens one by hand for planned maintenance, and closes it, which wakes the actions it held
-// at once. The circuits are set up as workers set them, through a CircuitStore on the dashboard's
-// prefix.
+// at once. The circuits are left in Redis as the workers' breaker leaves them (`openCircuit`).
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actionJobId, CircuitStore } from '@pw/shared';
+import { actionJobId } from '@pw/shared';
 import type { CircuitView } from '@pw/shared';
+import { openCircuit } from '@pw/test-utils';
 import { AUTH, notifyCustomer, startDashboard } from './harness.js';
 import type { DashboardHarness } from './harness.js';
 
@@ -15,20 +15,11 @@ const THRESHOLD = 3;
 const HELD = ['wh_heldA0000000000000000', 'wh_heldB0000000000000000'];
 
 let h: DashboardHarness;
-/** The circuits as the workers drive them. */
-let workers: CircuitStore;
 /** The action jobs held on DOWN, oldest first. */
 let heldIds: string[];
 beforeAll(async () => {
   h = startDashboard();
-  workers = new CircuitStore(h.redis, {
-    queuePrefix: h.prefix,
-    failureThreshold: THRESHOLD,
-    // Long enough that no probe falls due during the test: every job entering is held.
-    probeIntervalMs: 600_000,
-    leaseMs: 30_000,
-  });
-  await workers.register([UP, DOWN]);
+  await h.circuits.register([UP, DOWN]);
   heldIds = await openWithHeldJobs();
 });
 afterAll(() => h.close());
@@ -37,23 +28,20 @@ const path = (target: string) => `/api/circuits/${encodeURIComponent(target)}`;
 const circuitsListed = async () =>
   ((await h.as('get', '/api/circuits')).body as { circuits: CircuitView[] }).circuits;
 
-/** Opens DOWN as workers do, and holds a delayed action job per webhook of HELD on it. */
+/** Opens DOWN as workers do, holding a delayed action job per webhook of HELD, oldest first. */
 async function openWithHeldJobs(): Promise<string[]> {
-  for (let failure = 0; failure < THRESHOLD; failure++) {
-    await workers.leave(DOWN, `failing-${failure}`, 'unavailable');
-  }
-  const ids: string[] = [];
+  const held: { id: string; order: number }[] = [];
   for (const webhookId of HELD) {
     const data = notifyCustomer(webhookId);
     const job = await h.actions.add('notify_customer', data, {
       jobId: actionJobId(webhookId, 'notify_customer'),
       delay: 600_000,
     });
-    const admission = await workers.enter(DOWN, job.id!, job.timestamp);
-    expect(admission.kind).toBe('hold');
-    ids.push(job.id!);
+    held.push({ id: job.id!, order: job.timestamp });
   }
-  return ids;
+  // Long enough that no probe falls due during the test.
+  await openCircuit(h.redis, h.prefix, DOWN, { failures: THRESHOLD, probeInMs: 600_000, held });
+  return held.map((job) => job.id);
 }
 
 // The describes below run in this order on the same circuits: each starts from what the one

@@ -6,7 +6,7 @@ import {
   AuditLog,
   RejectedChanges,
   actionJobId,
-  CircuitStore,
+  CircuitBoard,
   createLogger,
   DEFAULT_RULES,
   openApiDocument,
@@ -101,12 +101,7 @@ beforeAll(() => {
   app = createDashboard({
     queues: [actions],
     operator: new Operator({ actions, outcomes, redis }),
-    circuits: new CircuitStore(redis, {
-      queuePrefix: prefix,
-      failureThreshold: 10,
-      probeIntervalMs: 5000,
-      leaseMs: 60_000,
-    }),
+    circuits: new CircuitBoard(redis, { queuePrefix: prefix }),
     actions,
     rules: new RulesStore(redis, { queuePrefix: prefix, seed: DEFAULT_RULES }),
     metrics: createDashboardMetrics([actions]),

@@ -7,7 +7,7 @@ import {
   AuditLog,
   RejectedChanges,
   actionJobId,
-  CircuitStore,
+  CircuitBoard,
   createLogger,
   DEFAULT_RULES,
   EVENT_REGISTRY,
@@ -43,7 +43,7 @@ export interface DashboardHarness {
   /** Takes webhooks in as the ingress does: each its record and its waiting action jobs. */
   intake: TestIntake;
   /** The store the dashboard reads and overrides circuits through. */
-  circuits: CircuitStore;
+  circuits: CircuitBoard;
   /** Every line the dashboard logged, parsed. */
   logs: Record<string, unknown>[];
   /** A request as the dashboard's own page sends it: credentials, own `Host` and `Origin`. */
@@ -95,12 +95,7 @@ export function startDashboard(
   const actions = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection: redis, prefix });
   const outcomes = new OutcomeStore(redis, { queuePrefix: prefix, recordTtlSeconds: 600 });
   const intake = startIntake(redis, prefix, { retry: DEPLOYMENT_RETRY, recordTtlSeconds: 600 });
-  const circuits = new CircuitStore(redis, {
-    queuePrefix: prefix,
-    failureThreshold: 10,
-    probeIntervalMs: 5000,
-    leaseMs: 60_000,
-  });
+  const circuits = new CircuitBoard(redis, { queuePrefix: prefix });
   const logs: Record<string, unknown>[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _encoding, done) {

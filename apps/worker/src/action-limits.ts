@@ -1,43 +1,13 @@
-import { keys, withCommand } from '@pw/shared';
-import type { ActionSettings, LuaCommand, RedisClient } from '@pw/shared';
+import { keys, luaCommand, SHARED_LUA, withCommand } from '@pw/shared';
+import type { ActionSettings, RedisClient } from '@pw/shared';
+import { WORKER_LUA } from './lua/lua-files.js';
 
-/**
- * Takes a slot for one call, or says how long to wait. KEYS[1] start times (sorted set),
- * KEYS[2] leases of calls in flight (sorted set, member = job id, score = expiry).
- * ARGV: job id, rate max (0: none), rate window ms, concurrent max (0: none), lease ms.
- * Returns 0 when the slot is taken, else the ms until one may be free. Redis's clock is the one
- * clock every worker shares.
- */
-const ACQUIRE_SLOT: LuaCommand = {
+/** Takes a slot for one call, or says how long to wait (lua/acquire-slot-2.lua). */
+export const ACQUIRE_SLOT = luaCommand({
   name: 'pwAcquireSlot',
-  numberOfKeys: 2,
-  lua: `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local member, rateMax, window = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local concurrentMax, lease = tonumber(ARGV[4]), tonumber(ARGV[5])
-if concurrentMax > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-  if not redis.call('ZSCORE', KEYS[2], member) and redis.call('ZCARD', KEYS[2]) >= concurrentMax then
-    return -1
-  end
-end
-if rateMax > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-  if redis.call('ZCARD', KEYS[1]) >= rateMax then
-    local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-    return math.max(1, tonumber(oldest[2]) + window - now)
-  end
-  redis.call('ZADD', KEYS[1], now, member .. ':' .. now)
-  redis.call('PEXPIRE', KEYS[1], window)
-end
-if concurrentMax > 0 then
-  redis.call('ZADD', KEYS[2], now + lease, member)
-  redis.call('PEXPIRE', KEYS[2], lease)
-end
-return 0
-`,
-};
+  file: 'acquire-slot-2.lua',
+  sources: [WORKER_LUA, SHARED_LUA],
+});
 
 interface LimitCommands {
   pwAcquireSlot(

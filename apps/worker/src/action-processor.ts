@@ -8,7 +8,6 @@ import {
   PermanentError,
   codeOf,
   PwError,
-  RELEASED_AFTER_FAILED_PROBES,
   RetryableError,
 } from '@pw/shared';
 import type {
@@ -17,12 +16,13 @@ import type {
   ActionSettings,
   ActionsConfig,
   Logger,
-  Admission,
   AttemptTiming,
   OutcomeStore,
   SkipReason,
 } from '@pw/shared';
 import { ActionLimits, concurrencyWait } from './action-limits.js';
+import type { Admission } from './circuit-breaker.js';
+import { RELEASED_AFTER_FAILED_PROBES } from './circuit-scripts.js';
 import type { ActionStart } from './action-start.js';
 import { boundApi } from './actions/action.js';
 import type { ActionDefinition, Outcome } from './actions/action.js';

@@ -1,56 +1,30 @@
+import { keys, luaCommand, OUTCOME_CHANGE_CONSTANTS, SHARED_LUA, withCommand } from '@pw/shared';
+import type { OutcomeStore, RedisClient } from '@pw/shared';
+import { admissionOf } from './circuit-breaker.js';
+import type { Admission, CircuitBreaker, EnterReply } from './circuit-breaker.js';
 import {
-  admissionOf,
   CIRCUIT_ENTER_ARGS,
-  CIRCUIT_ENTER_FUNCTION,
   CIRCUIT_ENTER_KEYS,
-  keys,
-  OUTCOME_CHANGE_FUNCTION,
-  withCommand,
-} from '@pw/shared';
-import type {
-  Admission,
-  CircuitStore,
-  EnterReply,
-  LuaCommand,
-  OutcomeStore,
-  RedisClient,
-} from '@pw/shared';
-
-/** Where `circuitEnter`'s keys and arguments end: they follow the entity's key and ARGV[1..2]. */
-const ENTER_KEYS_END = 1 + CIRCUIT_ENTER_KEYS;
-const ENTER_ARGS_END = 2 + CIRCUIT_ENTER_ARGS;
-/** The record's keys (`outcomeChange` takes 3). */
-const OUTCOME_KEYS = 3;
+  RELEASED_AFTER_FAILED_PROBES,
+} from './circuit-scripts.js';
+import { WORKER_LUA } from './lua/lua-files.js';
 
 /**
- * The start of an action's try, in one command instead of three round trips: the out-of-order
- * check, the circuit's admission, and (when asked, and the circuit lets the call through) the
- * call's start in the outcome record, so that a call is counted before it is made, as
- * `OutcomeStore.started` does.
- *
- * KEYS[1] the entity's newest event time, then the circuit's keys (`circuitEnter`), then the
- * record's keys (`outcomeChange`). ARGV[1] the event's time in ms ('': not checked), ARGV[2] '1'
- * to start the call, then `circuitEnter`'s arguments, then `outcomeChange`'s. Returns {'stale'}
- * when a newer event for the entity came first (nothing else done), else `circuitEnter`'s reply
- * {kind, n, newly} and 1 when the call was started.
+ * The start of an action's try in one command (lua/action-start-9.lua): the out-of-order check,
+ * the circuit's admission and the call's start in the outcome record, as `OutcomeStore.started`
+ * does. `circuitEnter`'s keys and arguments follow the entity's key and ARGV[1..2].
  */
-const ACTION_START: LuaCommand = {
+const ACTION_START = luaCommand({
   name: 'pwActionStart',
-  numberOfKeys: ENTER_KEYS_END + OUTCOME_KEYS,
-  lua: `${CIRCUIT_ENTER_FUNCTION}${OUTCOME_CHANGE_FUNCTION}
-if ARGV[1] ~= '' and tonumber(redis.call('GET', KEYS[1]) or '-1') > tonumber(ARGV[1]) then
-  return {'stale'}
-end
-local admission = circuitEnter({unpack(KEYS, 2, ${ENTER_KEYS_END})}, {unpack(ARGV, 3, ${ENTER_ARGS_END})})
-local started = 0
-local kind = admission[1]
-if ARGV[2] == '1' and (kind == 'call' or kind == 'probe' or kind == 'released') then
-  outcomeChange({unpack(KEYS, ${ENTER_KEYS_END + 1})}, {unpack(ARGV, ${ENTER_ARGS_END + 1})})
-  started = 1
-end
-return {kind, admission[2], admission[3] or 0, started}
-`,
-};
+  file: 'action-start-9.lua',
+  sources: [WORKER_LUA, SHARED_LUA],
+  constants: {
+    ...OUTCOME_CHANGE_CONSTANTS,
+    RELEASED_AFTER_FAILED_PROBES,
+    ENTER_KEYS_END: 1 + CIRCUIT_ENTER_KEYS,
+    ENTER_ARGS_END: 2 + CIRCUIT_ENTER_ARGS,
+  },
+});
 
 interface StartCommands {
   pwActionStart(...args: (string | number)[]): Promise<[string, number?, number?, number?]>;
@@ -82,7 +56,7 @@ export class ActionStart {
   constructor(
     redis: RedisClient,
     private readonly prefix: string,
-    private readonly circuits: CircuitStore,
+    private readonly circuits: CircuitBreaker,
     private readonly outcomes: OutcomeStore,
   ) {
     this.redis = withCommand<StartCommands>(redis, ACTION_START);

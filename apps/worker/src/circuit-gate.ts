@@ -6,14 +6,8 @@ import {
   TOKEN_REQUEST_FAILED,
   TokenError,
 } from '@pw/shared';
-import type {
-  ActionJobData,
-  Admission,
-  CallResult,
-  CircuitStore,
-  Departure,
-  Logger,
-} from '@pw/shared';
+import type { ActionJobData, Logger } from '@pw/shared';
+import type { Admission, CallResult, CircuitBreaker, Departure } from './circuit-breaker.js';
 import { NETWORK_ERROR } from './partner-api.js';
 import type { WorkerMetrics } from './metrics.js';
 
@@ -38,7 +32,7 @@ export function circuitResult(error: unknown): CallResult {
 }
 
 export interface CircuitGateDeps {
-  circuits: CircuitStore;
+  circuits: CircuitBreaker;
   actionsQueue: Queue<ActionJobData>;
   metrics: WorkerMetrics;
   log: Logger;

@@ -1,11 +1,12 @@
 import { Queue, Worker } from 'bullmq';
-import { bullmqTelemetry, CircuitStore, QUEUE_NAMES } from '@pw/shared';
+import { bullmqTelemetry, QUEUE_NAMES } from '@pw/shared';
 import type { ActionJobData, ActionsConfig, Logger, OutcomeStore, RedisClient } from '@pw/shared';
 import { ActionLimits } from './action-limits.js';
 import { processAction } from './action-processor.js';
 import { ActionStart } from './action-start.js';
 import type { ActionProcessorDeps } from './action-processor.js';
 import { actionBackoff } from './backoff.js';
+import { CircuitBreaker } from './circuit-breaker.js';
 import { CircuitGate } from './circuit-gate.js';
 import { circuitTarget } from './config.js';
 import type { PartnerTarget } from './config.js';
@@ -69,7 +70,7 @@ function workerOptions(deps: WorkerDeps) {
  * dashboard lists them, and read at each scrape for `partner_circuit_open`.
  */
 function circuits(deps: WorkerDeps, actionsQueue: Queue<ActionJobData>, leaseMs: number) {
-  const store = new CircuitStore(deps.storeConnection ?? deps.connection, {
+  const store = new CircuitBreaker(deps.storeConnection ?? deps.connection, {
     queuePrefix: deps.queuePrefix,
     failureThreshold: deps.circuit?.failureThreshold ?? 10,
     probeIntervalMs: deps.circuit?.probeIntervalMs ?? 5000,

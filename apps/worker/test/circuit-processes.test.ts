@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CircuitStore, OutcomeStore, QUEUE_NAMES } from '@pw/shared';
+import { OutcomeStore, QUEUE_NAMES } from '@pw/shared';
+import { CircuitBreaker } from '../src/circuit-breaker.js';
 import { startSandbox } from '@pw/sandbox';
 import {
   ChildRun,
@@ -74,7 +75,7 @@ describe('one circuit shared by two worker processes', { timeout: 90_000 }, () =
     for (const job of jobs) await intake.add(job);
     await intake.close();
 
-    const circuits = new CircuitStore(redis, {
+    const circuits = new CircuitBreaker(redis, {
       queuePrefix: prefix,
       failureThreshold: THRESHOLD,
       probeIntervalMs: PROBE_MS,

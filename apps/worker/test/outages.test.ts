@@ -2,7 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { actionJobId, CircuitStore, QUEUE_NAMES } from '@pw/shared';
+import { actionJobId, QUEUE_NAMES } from '@pw/shared';
+import { CircuitBreaker } from '../src/circuit-breaker.js';
 import type { EventKind, WebhookJobData, WebhookOutcome } from '@pw/shared';
 import { startSandbox } from '@pw/sandbox';
 import { newTestRedis, testRedisUrl } from '@pw/test-utils';
@@ -78,7 +79,7 @@ async function allCompleted(harness: WorkerHarness, jobs: WebhookJobData[], time
 
 /** The circuits as the worker of `harness` keeps them. */
 const circuitsOf = (redis: Redis, harness: WorkerHarness) =>
-  new CircuitStore(redis, {
+  new CircuitBreaker(redis, {
     queuePrefix: harness.prefix,
     failureThreshold: THRESHOLD,
     probeIntervalMs: PROBE_MS,

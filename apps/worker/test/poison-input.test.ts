@@ -1,6 +1,8 @@
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { CircuitStore, QUEUE_NAMES, RELEASED_AFTER_FAILED_PROBES } from '@pw/shared';
+import { QUEUE_NAMES } from '@pw/shared';
+import { CircuitBreaker } from '../src/circuit-breaker.js';
+import { RELEASED_AFTER_FAILED_PROBES } from '../src/circuit-scripts.js';
 import type { ActionJobData, WebhookJobData, WebhookOutcome } from '@pw/shared';
 import { newTestRedis } from '@pw/test-utils';
 import { circuitTarget } from '../src/config.js';
@@ -70,7 +72,7 @@ describe('a poison input', { timeout: 60_000 }, () => {
       connection: redis,
       prefix: harness.prefix,
     });
-    const circuits = new CircuitStore(redis, {
+    const circuits = new CircuitBreaker(redis, {
       queuePrefix: harness.prefix,
       failureThreshold: THRESHOLD,
       probeIntervalMs: PROBE_MS,

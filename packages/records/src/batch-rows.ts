@@ -1,4 +1,4 @@
-import { boundedError, isFinished } from '@pw/shared';
+import { boundedError, isFinished, waitingAction } from '@pw/shared';
 import type { AcceptedWebhookRecord, RecordChange, WebhookOutcome } from '@pw/shared';
 
 // Rows as the tables take them (jsonb_populate_recordset): keys are column names, `seq` a string
@@ -123,13 +123,7 @@ function acceptedRows(
   };
   const actions = webhook.actions.map((name) => ({
     webhook_id: webhook.webhook_id,
-    name,
-    state: 'waiting',
-    attempts: 0,
-    last_error: null,
-    completed_at: null,
-    skipped: null,
-    held: null,
+    ...waitingAction(name),
     seq,
   }));
   return [row, actions];

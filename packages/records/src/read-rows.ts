@@ -1,3 +1,4 @@
+import { waitingAction } from '@pw/shared';
 import type {
   ActionOutcome,
   ActionState,
@@ -68,7 +69,10 @@ export function toSummary(row: StoredSummary, actions: readonly StoredAction[]):
     state: row.state as WebhookState,
     stale: row.stale,
     trace_id: row.trace_id,
-    actions: row.actions.map((name) => toAction(byName.get(name) ?? waiting(row.webhook_id, name))),
+    actions: row.actions.map((name) => {
+      const action = byName.get(name);
+      return action ? toAction(action) : waitingAction(name);
+    }),
   };
 }
 
@@ -98,17 +102,6 @@ export const toAuditEntry = (row: StoredAuditEntry): AuditRecord => ({
   action: row.action,
   target: row.target,
   details: row.details,
-});
-
-const waiting = (webhookId: string, name: string): StoredAction => ({
-  webhook_id: webhookId,
-  name,
-  state: 'waiting',
-  attempts: 0,
-  last_error: null,
-  completed_at: null,
-  skipped: null,
-  held: null,
 });
 
 const iso = (time: Date | null): string | null => (time === null ? null : time.toISOString());

@@ -1,4 +1,4 @@
-import { webhookState } from '@pw/shared';
+import { waitingAction, webhookState } from '@pw/shared';
 import type {
   AcceptedWebhookRecord,
   ActionOutcome,
@@ -34,13 +34,7 @@ export function accepted(
 
 /** An action's outcome, waiting with no attempts unless told otherwise. */
 export const action = (name: string, fields: Partial<ActionOutcome> = {}): ActionOutcome => ({
-  name,
-  state: 'waiting',
-  attempts: 0,
-  last_error: null,
-  completed_at: null,
-  skipped: null,
-  held: null,
+  ...waitingAction(name),
   ...fields,
 });
 

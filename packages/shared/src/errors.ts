@@ -10,6 +10,8 @@ export const FAILURE_CODES = {
   invalid_argument: 'a misuse: an argument no caller should pass (a bug, not bad input)',
   invalid_config: 'a setting is missing or invalid; the process does not start',
   invalid_redis_url: 'REDIS_URL is not a Redis address',
+  invalid_lua_script:
+    'a Lua script file is missing, includes itself, or leaves a placeholder unknown or unreplaced',
   token_request_failed:
     'no token: the identity provider did not answer, or answered without an OAuth error',
   outcome_wait_timed_out: 'the outcome was not as awaited in time',

@@ -19,16 +19,20 @@ export * from './queue/queues.js';
 export * from './queue/action-jobs.js';
 export * from './rules/routing-rules.js';
 export * from './auth/token-manager.js';
+export * from './outcomes/webhook-outcome.js';
+export * from './outcomes/bounded-error.js';
+export * from './outcomes/time-stamps.js';
+export * from './outcomes/outcome-keys.js';
+export * from './outcomes/outcome-intake.js';
+export * from './outcomes/outcome-change.js';
+export * from './outcomes/outcome-wait.js';
 export * from './outcomes/outcome-store.js';
+export * from './lua/lua-script.js';
+export * from './lua/lua-files.js';
 export * from './intake/webhook-id.js';
 export * from './intake/webhook-intake.js';
-export * from './circuits/circuit-store.js';
-export {
-  CIRCUIT_ENTER_ARGS,
-  CIRCUIT_ENTER_FUNCTION,
-  CIRCUIT_ENTER_KEYS,
-  RELEASED_AFTER_FAILED_PROBES,
-} from './circuits/circuit-scripts.js';
+export * from './circuits/circuit-keys.js';
+export * from './circuits/circuit-board.js';
 export * from './actions/actions-config.js';
 export * from './rules/rules-store.js';
 export * from './lifecycle.js';

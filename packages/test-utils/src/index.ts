@@ -12,3 +12,4 @@ export * from './run-command.js';
 export * from './test-programs.js';
 export * from './test-postgres.js';
 export * from './tcp-proxy.js';
+export * from './open-circuit.js';

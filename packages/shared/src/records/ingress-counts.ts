@@ -1,4 +1,4 @@
-import { countMinute } from '../outcomes/outcome-store.js';
+import { countMinute } from '../outcomes/time-stamps.js';
 import { keys } from '../queue/queues.js';
 import type { RedisClient } from '../redis.js';
 

@@ -1,4 +1,4 @@
-import type { WebhookOutcome } from '../outcomes/outcome-store.js';
+import type { WebhookOutcome } from '../outcomes/webhook-outcome.js';
 
 /**
  * The record store's change stream (docs/records.md): every change to a webhook's record and

@@ -1,4 +1,4 @@
-import { boundedError } from '../outcomes/outcome-store.js';
+import { boundedError } from '../outcomes/bounded-error.js';
 import type { RedisClient } from '../redis.js';
 import { recordStreamKey } from './record-changes.js';
 

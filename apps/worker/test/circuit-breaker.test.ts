@@ -1,10 +1,11 @@
 import { Queue, Worker } from 'bullmq';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CircuitStore } from '@pw/shared';
-import type { CircuitSettings } from '@pw/shared';
 import { deleteKeys, newTestRedis, uniquePrefix } from '@pw/test-utils';
+import { CircuitBreaker } from '../src/circuit-breaker.js';
+import type { CircuitBreakerSettings } from '../src/circuit-breaker.js';
 
-// The shared circuit state in Redis, driven as several workers would drive it.
+// The circuit breaker (lua/circuit-enter-5.lua, lua/circuit-leave-5.lua): the shared circuit
+// state in Redis, driven as several workers would drive it.
 
 const TARGET = 'http://partner.test v1/webhooks';
 let redis: ReturnType<typeof newTestRedis>;
@@ -19,8 +20,8 @@ afterEach(async () => {
   redis.disconnect();
 });
 
-const store = (settings: Partial<CircuitSettings> = {}) =>
-  new CircuitStore(redis, {
+const store = (settings: Partial<CircuitBreakerSettings> = {}) =>
+  new CircuitBreaker(redis, {
     queuePrefix: prefix,
     failureThreshold: 3,
     probeIntervalMs: 60_000,
@@ -29,14 +30,14 @@ const store = (settings: Partial<CircuitSettings> = {}) =>
   });
 
 /** Calls that get an answer, so the target is known to answer (not suspect). */
-async function warm(circuits: CircuitStore) {
+async function warm(circuits: CircuitBreaker) {
   expect(await circuits.enter(TARGET, 'warm', 1)).toEqual({ kind: 'call', tracked: true });
   await circuits.leave(TARGET, 'warm', 'answered');
   expect(await circuits.enter(TARGET, 'warm-2', 1)).toEqual({ kind: 'call', tracked: false });
 }
 
 /** Waits until the circuit's next probe is due on Redis's clock. */
-async function probeDue(circuits: CircuitStore) {
+async function probeDue(circuits: CircuitBreaker) {
   const [seconds, micros] = await redis.time();
   const due = Date.parse((await circuits.view(TARGET)).next_probe_at ?? '');
   const redisNow = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
@@ -224,13 +225,13 @@ async function nextMillisecond() {
 }
 
 /** Opens the circuit with `threshold` failures of calls no job waits for. */
-async function open(circuits: CircuitStore, threshold = 3) {
+async function open(circuits: CircuitBreaker, threshold = 3) {
   for (let i = 0; i < threshold; i++) await circuits.leave(TARGET, `opener-${i}`, 'unavailable');
   expect((await circuits.view(TARGET)).state).toBe('open');
 }
 
 /** The job's probe, once due; it fails. */
-async function failedProbe(circuits: CircuitStore, jobId: string, order: number) {
+async function failedProbe(circuits: CircuitBreaker, jobId: string, order: number) {
   await probeDue(circuits);
   expect(await circuits.enter(TARGET, jobId, order)).toEqual({ kind: 'probe' });
   return circuits.leave(TARGET, jobId, 'unavailable');

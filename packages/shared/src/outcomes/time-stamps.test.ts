@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { countMinute, isoNow } from './outcome-store.js';
+import { countMinute, isoNow } from './time-stamps.js';
 
 describe('the outcome stamps', () => {
   it('isoNow is the ISO time of the millisecond it is asked for, whatever it was asked before', () => {

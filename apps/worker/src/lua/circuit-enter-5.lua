@@ -1,0 +1,32 @@
+--[[
+  The admission of a job before its call to a partner target, by the target's circuit.
+
+    Input:
+      KEYS[1] the circuit (a hash)
+      KEYS[2] the jobs it holds (a sorted set, first in line first)
+      KEYS[3] the calls in flight while the target is suspect (a sorted set, score = lease end)
+      KEYS[4] the set of every target
+      KEYS[5] the job's failures against the target (a hash)
+
+      ARGV[1]  the job id
+      ARGV[2]  its order (creation time, ms)
+      ARGV[3]  the failure threshold
+      ARGV[4]  the probe interval (ms, jittered)
+      ARGV[5]  the lease of a call in flight or of the probe (ms)
+      ARGV[6]  the longest hold (ms)
+      ARGV[7]  the target
+      ARGV[8]  '1' to hold only: a job whose call just failed on an open circuit is never the probe
+               at once, and is held at the back of the line (1 ms if the circuit closed since)
+      ARGV[9]  the held jobs' key prefix, to pass over jobs removed by hand ('' for none)
+
+    Output:
+      {kind, n, newly}:
+        {'call', 1} call, holding a lease in KEYS[3]; {'call', 0} call, untracked (a warm target)
+        {'probe', 0} call: the one probe of the interval
+        {'released', 0} call though the circuit is open: the job's probe failed
+          `RELEASED_AFTER_FAILED_PROBES` times while the target answered others
+        {'wait', 0} the target is suspect and enough calls are in flight: try again in a moment
+        {'hold', ms, newly} the circuit is open: hold the job ms (newly = 1 when it was not held)
+]]
+--- @include "includes/circuitEnter"
+return circuitEnter(KEYS, ARGV)

@@ -1,0 +1,4 @@
+import { luaFilesIn } from '@pw/shared';
+
+/** The Lua files of the worker: the scripts in this folder, and their `includes/`. */
+export const WORKER_LUA = luaFilesIn('worker', new URL('./', import.meta.url));

@@ -1,0 +1,100 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DEAD_LETTER_MIN_SECONDS, keys, OutcomeStore, recordStreamKey } from '@pw/shared';
+import { deleteKeys, newTestRedis, uniquePrefix } from '@pw/test-utils';
+import { ActionStart } from '../src/action-start.js';
+import type { TryStart } from '../src/action-start.js';
+import { CircuitBreaker } from '../src/circuit-breaker.js';
+
+// lua/action-start-9.lua, through the `ActionStart` that runs it, against a real Redis: the
+// out-of-order check, the circuit's admission and the call's start in the record, in one command.
+
+const TARGET = 'http://partner.test v1/webhooks';
+let redis: ReturnType<typeof newTestRedis>;
+let prefix: string;
+let outcomes: OutcomeStore;
+let circuits: CircuitBreaker;
+let start: ActionStart;
+
+beforeEach(async () => {
+  redis = newTestRedis();
+  prefix = uniquePrefix();
+  outcomes = new OutcomeStore(redis, { queuePrefix: prefix, recordTtlSeconds: 600 });
+  circuits = new CircuitBreaker(redis, {
+    queuePrefix: prefix,
+    failureThreshold: 2,
+    probeIntervalMs: 600_000,
+    leaseMs: 30_000,
+  });
+  start = new ActionStart(redis, prefix, circuits, outcomes);
+  await redis.hset(`${prefix}:outcome:wh_1`, {
+    webhook_id: 'wh_1',
+    actions: '["notify_crm"]',
+    'notify_crm:state': 'waiting',
+    'notify_crm:held': 'circuit_open',
+  });
+  await redis.expire(`${prefix}:outcome:wh_1`, 60);
+});
+afterEach(async () => {
+  await deleteKeys(redis, prefix);
+  redis.disconnect();
+});
+
+const attempt = (fields: Partial<TryStart> = {}): TryStart => ({
+  webhookId: 'wh_1',
+  action: 'notify_crm',
+  eventType: 'quote.status_changed',
+  entityId: 'Q-1',
+  staleAfter: 1_000,
+  circuit: TARGET,
+  jobId: 'job-1',
+  order: 1,
+  start: true,
+  ...fields,
+});
+
+describe('the action start script', () => {
+  it('starts the call when the circuit lets it through: attempt counted, active, no longer held', async () => {
+    const result = await start.begin(attempt());
+    expect(result).toEqual({
+      stale: false,
+      admission: { kind: 'call', tracked: true },
+      started: true,
+    });
+    expect(await outcomes.get('wh_1')).toMatchObject({
+      state: 'processing',
+      actions: [{ name: 'notify_crm', state: 'active', attempts: 1, held: null }],
+    });
+    // A start is not recorded, but keeps the record in flight as long as a dead letter.
+    expect(await redis.xlen(recordStreamKey(prefix))).toBe(0);
+    expect(await redis.ttl(`${prefix}:outcome:wh_1`)).toBe(DEAD_LETTER_MIN_SECONDS);
+    // The call holds a lease on the suspect target.
+    expect(await redis.zscore(`${prefix}:circuit:${TARGET}:in-flight`, 'job-1')).not.toBeNull();
+  });
+
+  it('answers stale, doing nothing else, when a newer event for the entity came first', async () => {
+    await redis.set(keys.latest(prefix, 'quote.status_changed', 'Q-1'), '2000');
+    expect(await start.begin(attempt())).toEqual({ stale: true });
+    expect((await outcomes.get('wh_1'))?.actions[0]).toMatchObject({ state: 'waiting' });
+    expect(await redis.exists(`${prefix}:circuit:${TARGET}:in-flight`)).toBe(0);
+    // Not checked without the event's time.
+    const unchecked = await start.begin(attempt({ staleAfter: undefined }));
+    expect(unchecked).toMatchObject({ stale: false, started: true });
+  });
+
+  it('holds the job, without starting it, while the circuit is open; starts nothing unless asked', async () => {
+    await circuits.leave(TARGET, 'other-1', 'unavailable');
+    await circuits.leave(TARGET, 'other-2', 'unavailable');
+    const held = await start.begin(attempt());
+    expect(held).toMatchObject({ stale: false, started: false, admission: { kind: 'hold' } });
+    expect(await circuits.held(TARGET)).toEqual(['job-1']);
+    expect((await outcomes.get('wh_1'))?.actions[0]).toMatchObject({
+      state: 'waiting',
+      attempts: 0,
+    });
+
+    await circuits.override(TARGET, 'closed');
+    const asked = await start.begin(attempt({ start: false }));
+    expect(asked).toMatchObject({ admission: { kind: 'call' }, started: false });
+    expect((await outcomes.get('wh_1'))?.actions[0]).toMatchObject({ attempts: 0 });
+  });
+});

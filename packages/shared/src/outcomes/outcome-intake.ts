@@ -1,0 +1,111 @@
+import { SHARED_LUA } from '../lua/lua-files.js';
+import { luaCommand } from '../lua/lua-script.js';
+import { channels, DEAD_LETTER_MIN_SECONDS, keys } from '../queue/queues.js';
+import type { WebhookJobData } from '../queue/queues.js';
+import { INGRESS_COUNTS_KEEP_SECONDS } from '../records/ingress-counts.js';
+import { recordStreamKey } from '../records/record-changes.js';
+import type { AcceptedWebhookRecord } from '../records/record-changes.js';
+import { ackBucket, encodeAck } from './kept-acks.js';
+import { outcomeKey } from './outcome-keys.js';
+import type { OutcomeStoreSettings } from './outcome-keys.js';
+import { countMinute } from './time-stamps.js';
+import { waitingAction } from './webhook-outcome.js';
+
+/** Milliseconds a repeat's blocks on its own action jobs are kept: the transaction needs them. */
+const REPEAT_BLOCK_MS = 10_000;
+
+/**
+ * The intake of a webhook, first in the transaction that adds its action jobs (lua/intake.lua):
+ * deduplication, event order and record in one script. Its first argument is its number of keys.
+ */
+export const INTAKE_COMMAND = luaCommand({
+  name: 'pwIntake',
+  file: 'intake.lua',
+  sources: [SHARED_LUA],
+  constants: { REPEAT_BLOCK_MS, DEAD_LETTER_MIN_SECONDS, INGRESS_COUNTS_KEEP_SECONDS },
+});
+
+/** What the intake of one webhook needs besides the webhook. */
+export interface IntakeKeys {
+  /** The deduplication key of the event's canonical digest, and how long it is kept (ms). */
+  dedupKey: string;
+  dedupMs: number;
+  /** The event's time (ms; undefined: none), and how long its entity's newest time is kept (ms). */
+  eventTimeMs: number | undefined;
+  latestKeepMs: number;
+  /** The BullMQ deduplication keys of the webhook's action jobs (see `INTAKE_COMMAND`). */
+  actionDedupKeys: string[];
+  /** Seconds the day's kept acks are kept. */
+  ackSeconds: number;
+  /** The request's trace, kept in the record store; null without tracing. */
+  traceId: string | null;
+}
+
+/** A pipeline that runs named Lua commands (BullMQ's client abstraction has one). */
+export interface CommandPipeline {
+  runCommand(name: string, args: (string | number)[]): unknown;
+}
+
+/** The accepted webhook as the record store takes it. */
+export const acceptedRecord = (job: WebhookJobData): AcceptedWebhookRecord => ({
+  webhook_id: job.webhook_id,
+  event_type: job.event_type,
+  entity_id: job.entity_id,
+  customer_id: typeof job.event.customer_id === 'string' ? job.event.customer_id : null,
+  received_at: job.received_at,
+  actions: job.actions,
+  event: job.event,
+});
+
+/** The fields of a new webhook's record: its own, and each action's state, waiting. */
+function intakeFields(job: WebhookJobData): string[] {
+  const fields = [
+    ['webhook_id', job.webhook_id],
+    ['event_type', job.event_type],
+    ['entity_id', job.entity_id],
+    ['received_at', job.received_at],
+    ['actions', JSON.stringify(job.actions)],
+  ];
+  for (const action of job.actions) fields.push([`${action}:state`, waitingAction(action).state]);
+  return fields.flat();
+}
+
+/**
+ * Adds to `transaction` the intake of a webhook (`INTAKE_COMMAND`, which its client must have
+ * defined): unless it repeats an event still remembered, its record, `queued` with every action
+ * waiting, exists from the acknowledgement on. Its reply is the first delivery's id.
+ */
+export function addIntake(
+  transaction: CommandPipeline,
+  settings: OutcomeStoreSettings,
+  job: WebhookJobData,
+  intake: IntakeKeys,
+): void {
+  const prefix = settings.queuePrefix;
+  const minute = countMinute(new Date(job.received_at));
+  const keyList = [
+    intake.dedupKey,
+    outcomeKey(prefix, job.webhook_id),
+    recordStreamKey(prefix),
+    keys.acks(prefix, ackBucket(job.received_at)),
+    keys.ingressCounts(prefix, minute),
+    keys.ingressCountsChanged(prefix),
+    keys.latest(prefix, job.event_type, job.entity_id),
+    ...intake.actionDedupKeys,
+  ];
+  transaction.runCommand(INTAKE_COMMAND.name, [
+    keyList.length,
+    ...keyList,
+    intake.dedupMs,
+    settings.recordTtlSeconds,
+    channels.outcomeChanged(prefix),
+    job.webhook_id,
+    JSON.stringify({ ...acceptedRecord(job), trace_id: intake.traceId }),
+    encodeAck(job.received_at, job.actions),
+    intake.ackSeconds,
+    minute,
+    intake.eventTimeMs ?? '',
+    intake.latestKeepMs,
+    ...intakeFields(job),
+  ]);
+}

@@ -1,0 +1,37 @@
+import type { Redis } from 'ioredis';
+import { circuitKeys } from '@pw/shared';
+
+export interface OpenCircuit {
+  /** Consecutive retryable failures that opened it. */
+  failures: number;
+  /** When its next probe falls due, from now (ms). */
+  probeInMs: number;
+  /** The jobs it holds, each with its order (creation time), first in line first. */
+  held: { id: string; order: number }[];
+}
+
+/**
+ * A circuit open as the workers' breaker leaves it (apps/worker's `CircuitBreaker`, which other
+ * apps cannot import): for the tests of what reads circuits. apps/worker/test checks that it
+ * matches what the breaker writes.
+ */
+export async function openCircuit(
+  redis: Redis,
+  queuePrefix: string,
+  target: string,
+  circuit: OpenCircuit,
+): Promise<void> {
+  const [seconds, micros] = await redis.time();
+  const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  const keys = circuitKeys(queuePrefix, target);
+  const transaction = redis.multi().sadd(keys.targets, target);
+  transaction.hset(keys.circuit, {
+    state: 'open',
+    since: now,
+    failures: circuit.failures,
+    warm: 0,
+    next_probe_at: now + circuit.probeInMs,
+  });
+  for (const job of circuit.held) transaction.zadd(keys.held, job.order, job.id);
+  await transaction.exec();
+}
