@@ -44,7 +44,7 @@ async function probeDue(circuits: CircuitBreaker) {
   await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - redisNow + 5)));
 }
 
-describe('circuit state shared through Redis', () => {
+describe('circuit state shared through Redis: opening', () => {
   it('opens after the threshold of consecutive retryable failures; an answer in between resets the count', async () => {
     const circuits = store();
     await warm(circuits);
@@ -94,7 +94,9 @@ describe('circuit state shared through Redis', () => {
     await circuits.leave(TARGET, 'b', 'answered');
     expect(await circuits.enter(TARGET, 'd', 1)).toEqual({ kind: 'call', tracked: false });
   });
+});
 
+describe('an open circuit', () => {
   it('while open, one probe per interval across every caller; a probe that gets an answer closes it', async () => {
     const circuits = store({ probeIntervalMs: 200 });
     await warm(circuits);
@@ -122,7 +124,9 @@ describe('circuit state shared through Redis', () => {
     });
     expect(await circuits.enter(TARGET, 'job-2', 2)).toEqual({ kind: 'call', tracked: false });
   });
+});
 
+describe('the jobs an open circuit holds', () => {
   it('the first held job comes back for the next probe; the others wait longer or until it closes', async () => {
     const circuits = store({ probeIntervalMs: 1000, maxHoldMs: 90_000 });
     await warm(circuits);
@@ -194,7 +198,9 @@ describe('circuit state shared through Redis', () => {
       await queue.close();
     }
   });
+});
 
+describe('an operator and the circuit', () => {
   it('an operator can open a circuit (no probes until closed by hand) and close it', async () => {
     const circuits = store({ probeIntervalMs: 50 });
     await warm(circuits);
@@ -303,7 +309,9 @@ describe('a poison input cannot hold a circuit open', () => {
     });
     expect(await circuits.failedProbes(TARGET, 'poison')).toBe(0);
   });
+});
 
+describe('a poison input is told from an outage', () => {
   it('in an outage (nothing answered since its first failure) a held job is never released, however many of its probes fail', async () => {
     const circuits = store({ probeIntervalMs: 50 });
     await warm(circuits);
