@@ -1,17 +1,11 @@
 import type { Job, Queue } from 'bullmq';
 import { actionOfJobId, actionsOf, EVENT_TYPES, isActionName } from '@pw/shared';
 import type { ActionJobData, ActionName, EventType, RedisClient } from '@pw/shared';
+import type { DeadLetter, DeadLetterPage } from '@pw/shared/operator-api';
+
+export type { DeadLetter, DeadLetterPage };
 import { FailedSet } from './failed-set.js';
 import type { FailedEntry, FailedRange } from './failed-set.js';
-
-export interface DeadLetter {
-  webhook_id: string;
-  action: string;
-  event_type: string;
-  failed_reason: string;
-  attempts: number;
-  failed_at: string | null;
-}
 
 export interface DeadLetterFilter {
   action?: string;
@@ -19,12 +13,6 @@ export interface DeadLetterFilter {
   /** On the failure time: from inclusive, to exclusive. */
   from?: Date;
   to?: Date;
-}
-
-/** A page of dead letters; `next_cursor` null when there is nothing after it. */
-export interface DeadLetterPage {
-  dead_letters: DeadLetter[];
-  next_cursor: string | null;
 }
 
 /** `limit` of `GET /api/dead-letters`. */

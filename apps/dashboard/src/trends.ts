@@ -1,16 +1,9 @@
 import type { Queue } from 'bullmq';
 import { ACTION_COUNTS, countMinute, keys } from '@pw/shared';
 import type { ActionCount, RedisClient } from '@pw/shared';
+import type { TrendMinute, Trends } from '@pw/shared/operator-api';
 
-/** One minute of the console's trends: webhooks accepted, actions completed, failed, held. */
-export type TrendMinute = { at: string; accepted: number } & Record<ActionCount, number>;
-
-export interface Trends {
-  /** The last hour, oldest first, the current minute last. */
-  minutes: TrendMinute[];
-  /** Per queue, seconds since its oldest waiting job was added or last started; null when none. */
-  oldest_waiting_seconds: Record<string, number | null>;
-}
+export type { TrendMinute, Trends };
 
 const MINUTES = 60;
 

@@ -1,32 +1,12 @@
-import type { ActionOutcome, AttemptRecord, AuditRecord, WebhookState } from '@pw/shared';
-
-/** A webhook as search lists it (docs/records.md): its outcome record without event or history. */
-export interface WebhookSummary {
-  webhook_id: string;
-  event_type: string;
-  entity_id: string;
-  customer_id: string | null;
-  received_at: string;
-  /** When the last action finished, null while any is still to run. */
-  finished_at: string | null;
-  state: WebhookState;
-  stale: boolean;
-  trace_id: string | null;
-  /** In the webhook's order of actions. */
-  actions: ActionOutcome[];
-}
-
-/** An action with its last 20 attempts, oldest first. */
-export interface ActionRecord extends ActionOutcome {
-  history: AttemptRecord[];
-}
-
-/** A webhook's whole outcome record, as `GET /api/webhooks/:id` answers it (docs/records.md). */
-export interface WebhookRecord extends Omit<WebhookSummary, 'actions'> {
-  /** The event as received; null when only its outcome changes have been recorded. */
-  event: Record<string, unknown> | null;
-  actions: ActionRecord[];
-}
+// The pages the operator API answers with are the shared operator-API shapes (the console reads
+// them too); this package's own inputs and results are below.
+export type {
+  ActionRecord,
+  AuditPage,
+  SearchPage,
+  WebhookRecord,
+  WebhookSummary,
+} from '@pw/shared/operator-api';
 
 /** Search filters, all optional and ANDed; an empty string counts as not given. */
 export interface SearchFilter {
@@ -46,21 +26,10 @@ export interface SearchFilter {
   cursor?: string | undefined;
 }
 
-export interface SearchPage {
-  webhooks: WebhookSummary[];
-  /** Null on the last page. */
-  next_cursor: string | null;
-}
-
 export interface AuditQuery {
   /** @defaultValue 100, at most 1000 */
   limit?: number | undefined;
   cursor?: string | undefined;
-}
-
-export interface AuditPage {
-  entries: AuditRecord[];
-  next_cursor: string | null;
 }
 
 /** A minute's running total of one ingress code, as the ingress counts it in Redis. */

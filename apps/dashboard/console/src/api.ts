@@ -17,84 +17,20 @@ export class ApiError extends Error {
   }
 }
 
-export type WebhookState = 'queued' | 'processing' | 'completed' | 'failed';
-
-export interface Attempt {
-  attempt: number;
-  started_at: string;
-  finished_at: string;
-  outcome: 'completed' | 'retrying' | 'failed' | 'skipped' | 'held';
-  status: number | null;
-  error: string | null;
-  duration_ms: number;
-}
-
-export interface Action {
-  name: string;
-  state: string;
-  attempts: number;
-  last_error: string | null;
-  completed_at: string | null;
-  skipped?: string | null;
-  held?: string | null;
-  history?: Attempt[];
-}
-
-export interface WebhookSummary {
-  webhook_id: string;
-  event_type: string;
-  entity_id: string;
-  customer_id: string | null;
-  received_at: string;
-  finished_at?: string | null;
-  state: WebhookState;
-  trace_id?: string | null;
-  actions: Action[];
-}
-
-export interface Webhook extends WebhookSummary {
-  event?: Record<string, unknown> | null;
-}
-
-export interface DeadLetter {
-  webhook_id: string;
-  action: string;
-  event_type: string;
-  failed_reason: string;
-  attempts: number;
-  failed_at: string | null;
-}
-
-export interface Circuit {
-  target: string;
-  state: 'open' | 'closed';
-  since: string | null;
-  consecutive_failures: number;
-  held_actions: number;
-  manual: boolean;
-  next_probe_at: string | null;
-}
-
-export interface AuditEntry {
-  at: string;
-  user: string;
-  action: string;
-  target: string;
-  details: Record<string, unknown>;
-}
-
-export interface TrendMinute {
-  at: string;
-  accepted: number;
-  completed: number;
-  failed: number;
-  held: number;
-}
-
-export interface Trends {
-  minutes: TrendMinute[];
-  oldest_waiting_seconds: Record<string, number | null>;
-}
+// The answers' shapes are the server's own (packages/shared/src/operator-api/shapes.ts).
+export type {
+  ActionRecord,
+  AttemptRecord,
+  AuditPage,
+  AuditRecord,
+  CircuitView,
+  DeadLetter,
+  DeadLetterPage,
+  SearchPage,
+  Trends,
+  WebhookRecord,
+  WebhookSummary,
+} from '@pw/shared/operator-api';
 
 /** A query string of the filters that have a value. */
 export function query(params: Record<string, string | undefined>): string {

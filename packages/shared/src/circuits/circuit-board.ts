@@ -4,7 +4,7 @@ import { luaCommand } from '../lua/lua-script.js';
 import { withCommand } from '../redis.js';
 import type { RedisClient } from '../redis.js';
 import { circuitKeys, circuitTargetsKey } from './circuit-keys.js';
-import type { CircuitKeys, CircuitState } from './circuit-keys.js';
+import type { CircuitKeys, CircuitState, CircuitView } from './circuit-keys.js';
 
 /** An operator opens or closes a circuit by hand (lua/circuit-override-2.lua). */
 const OVERRIDE = luaCommand({
@@ -15,19 +15,6 @@ const OVERRIDE = luaCommand({
 
 interface OverrideCommand {
   pwCircuitOverride(...args: string[]): Promise<string>;
-}
-
-/** One circuit, as the operator API shows it. */
-export interface CircuitView {
-  target: string;
-  state: CircuitState;
-  /** When it last changed state (ISO), or null if it never did. */
-  since: string | null;
-  consecutive_failures: number;
-  held_actions: number;
-  /** True when an operator opened it: no probes until an operator closes it. */
-  manual: boolean;
-  next_probe_at: string | null;
 }
 
 export interface CircuitBoardSettings {

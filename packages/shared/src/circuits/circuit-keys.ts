@@ -13,6 +13,19 @@
 
 export type CircuitState = 'closed' | 'open';
 
+/** One circuit, as the operator API shows it. */
+export interface CircuitView {
+  target: string;
+  state: CircuitState;
+  /** When it last changed state (ISO), or null if it never did. */
+  since: string | null;
+  consecutive_failures: number;
+  held_actions: number;
+  /** True when an operator opened it: no probes until an operator closes it. */
+  manual: boolean;
+  next_probe_at: string | null;
+}
+
 /** The keys of one target's circuit. */
 export interface CircuitKeys {
   circuit: string;

@@ -1,16 +1,13 @@
 // The audit log: every operator change, newest first, who made it and when.
 import { api, query } from '../api.js';
-import type { AuditEntry } from '../api.js';
+import type { AuditPage as EntryPage } from '../api.js';
 import { href } from '../router.js';
 import { Columns, Show, Time, useLoad, WebhookLink } from '../ui.js';
 
 export function AuditPage({ params }: { params: URLSearchParams }) {
   const cursor = params.get('cursor') ?? undefined;
   const [loaded] = useLoad(
-    () =>
-      api<{ entries: AuditEntry[]; next_cursor: string | null }>(
-        `/audit${query({ limit: '50', cursor })}`,
-      ),
+    () => api<EntryPage>(`/audit${query({ limit: '50', cursor })}`),
     params.toString(),
   );
   return (

@@ -2,7 +2,7 @@
 // closed by hand.
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import type { Circuit } from '../api.js';
+import type { CircuitView } from '../api.js';
 import { Badge, Columns, ConfirmButton, ErrorBox, Show, Time, useLoad } from '../ui.js';
 
 /** Opens or closes a target's circuit by hand. */
@@ -10,7 +10,7 @@ type Override = (target: string, state: 'open' | 'closed') => Promise<void>;
 
 export function CircuitsPage() {
   const [loaded, reload] = useLoad(
-    () => api<{ circuits: Circuit[] }>('/circuits'),
+    () => api<{ circuits: CircuitView[] }>('/circuits'),
     'circuits',
     3000,
   );
@@ -46,7 +46,7 @@ export function CircuitsPage() {
   );
 }
 
-function CircuitTable({ circuits, override }: { circuits: Circuit[]; override: Override }) {
+function CircuitTable({ circuits, override }: { circuits: CircuitView[]; override: Override }) {
   return (
     <div class="scroll">
       <table>
@@ -63,7 +63,7 @@ function CircuitTable({ circuits, override }: { circuits: Circuit[]; override: O
   );
 }
 
-function CircuitRow({ circuit, override }: { circuit: Circuit; override: Override }) {
+function CircuitRow({ circuit, override }: { circuit: CircuitView; override: Override }) {
   return (
     <tr>
       <td>

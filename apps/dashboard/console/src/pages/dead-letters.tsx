@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks';
 import { api, query } from '../api.js';
 import { Choice, TimeRange, useFields } from '../fields.js';
-import type { DeadLetter } from '../api.js';
+import type { DeadLetter, DeadLetterPage } from '../api.js';
 import { href, navigate } from '../router.js';
 import { Columns, ConfirmButton, ErrorBox, Show, Time, useLoad, WebhookLink } from '../ui.js';
 import { EVENT_TYPES, toIso } from './search.js';
@@ -21,7 +21,7 @@ export function DeadLettersPage({ params }: { params: URLSearchParams }) {
   };
   const cursor = params.get('cursor') || undefined;
   const [loaded, reload] = useLoad(
-    () => api<Page>(`/dead-letters${query({ ...filter, cursor })}`),
+    () => api<DeadLetterPage>(`/dead-letters${query({ ...filter, cursor })}`),
     params.toString(),
   );
 
@@ -82,11 +82,6 @@ export function DeadLettersPage({ params }: { params: URLSearchParams }) {
       </Show>
     </section>
   );
-}
-
-interface Page {
-  dead_letters: DeadLetter[];
-  next_cursor: string | null;
 }
 
 function LetterTable({ letters }: { letters: DeadLetter[] }) {

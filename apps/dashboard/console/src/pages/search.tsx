@@ -2,7 +2,7 @@
 // The query lives in the URL, so a search is a link that can be shared.
 import { api, query } from '../api.js';
 import { Choice, TimeRange, useFields } from '../fields.js';
-import type { WebhookSummary } from '../api.js';
+import type { SearchPage as WebhookPage, WebhookSummary } from '../api.js';
 import { href, navigate } from '../router.js';
 import { age, Badge, Columns, Show, Time, useLoad, WebhookLink } from '../ui.js';
 
@@ -67,11 +67,6 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
   );
 }
 
-interface Page {
-  webhooks: WebhookSummary[];
-  next_cursor: string | null;
-}
-
 function Results({ params }: { params: URLSearchParams }) {
   const filters = {
     q: params.get('q') ?? undefined,
@@ -81,7 +76,7 @@ function Results({ params }: { params: URLSearchParams }) {
     to: toIso(params.get('to') ?? undefined),
     cursor: params.get('cursor') ?? undefined,
   };
-  const [page] = useLoad(() => api<Page>(`/webhooks${query(filters)}`), params.toString());
+  const [page] = useLoad(() => api<WebhookPage>(`/webhooks${query(filters)}`), params.toString());
   return (
     <Show loaded={page}>
       {({ webhooks, next_cursor: next }) => (

@@ -2,7 +2,7 @@
 // The page refreshes itself every 2 s, so a replay can be watched to its end.
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import type { Action, Attempt, Webhook } from '../api.js';
+import type { ActionRecord, AttemptRecord, WebhookRecord } from '../api.js';
 import { href } from '../router.js';
 import { Badge, Columns, ConfirmButton, ErrorBox, Show, Time, useLoad } from '../ui.js';
 
@@ -10,7 +10,7 @@ const REFRESH_MS = 2000;
 
 export function WebhookPage({ webhookId }: { webhookId: string }) {
   const [loaded, reload] = useLoad(
-    () => api<Webhook>(`/webhooks/${encodeURIComponent(webhookId)}`),
+    () => api<WebhookRecord>(`/webhooks/${encodeURIComponent(webhookId)}`),
     webhookId,
     REFRESH_MS,
   );
@@ -27,7 +27,7 @@ export function WebhookPage({ webhookId }: { webhookId: string }) {
   );
 }
 
-function WebhookView({ webhook, reload }: { webhook: Webhook; reload: () => void }) {
+function WebhookView({ webhook, reload }: { webhook: WebhookRecord; reload: () => void }) {
   const failed = webhook.actions.filter((action) => action.state === 'failed');
   // Kept here: once replayed, nothing has failed any more, but the answer stays on screen.
   const [replay, setReplay] = useState<ReplayResult>({});
@@ -105,7 +105,7 @@ function Replay({
   done,
 }: {
   webhookId: string;
-  failed: Action[];
+  failed: ActionRecord[];
   result: ReplayResult;
   done: (result: ReplayResult) => void;
 }) {
@@ -139,7 +139,7 @@ function Replay({
   );
 }
 
-function ActionView({ webhookId, action }: { webhookId: string; action: Action }) {
+function ActionView({ webhookId, action }: { webhookId: string; action: ActionRecord }) {
   const jobId = `${webhookId}.${action.name}`;
   return (
     <article class="action" aria-label={`Action ${action.name}`}>
@@ -176,7 +176,7 @@ function ActionView({ webhookId, action }: { webhookId: string; action: Action }
   );
 }
 
-function Timeline({ history }: { history: Attempt[] }) {
+function Timeline({ history }: { history: AttemptRecord[] }) {
   if (history.length === 0) {
     return <p class="muted">No attempt recorded yet.</p>;
   }

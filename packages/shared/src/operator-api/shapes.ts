@@ -1,0 +1,91 @@
+// The shapes the operator API answers with (docs/operations.md), in one place for the server that
+// writes them and the console that reads them. Types only, from modules that import nothing, so
+// that the console (a browser program) can import them without any of the server.
+import type { ActionOutcome, WebhookState } from '../outcomes/webhook-outcome.js';
+import type { AttemptRecord, AuditRecord } from '../records/record-changes.js';
+
+export type {
+  ActionOutcome,
+  ActionState,
+  SkipReason,
+  WebhookState,
+} from '../outcomes/webhook-outcome.js';
+export type { AttemptRecord, AuditRecord } from '../records/record-changes.js';
+export type { CircuitState, CircuitView } from '../circuits/circuit-keys.js';
+
+/** A webhook as search lists it (docs/records.md): its outcome record without event or history. */
+export interface WebhookSummary {
+  webhook_id: string;
+  event_type: string;
+  entity_id: string;
+  customer_id: string | null;
+  received_at: string;
+  /** When the last action finished, null while any is still to run. */
+  finished_at: string | null;
+  state: WebhookState;
+  stale: boolean;
+  trace_id: string | null;
+  /** In the webhook's order of actions. */
+  actions: ActionOutcome[];
+}
+
+/** An action with its last 20 attempts, oldest first. */
+export interface ActionRecord extends ActionOutcome {
+  history: AttemptRecord[];
+}
+
+/** A webhook's whole outcome record, as `GET /api/webhooks/:id` answers it (docs/records.md). */
+export interface WebhookRecord extends Omit<WebhookSummary, 'actions'> {
+  /** The event as received; null when only its outcome changes have been recorded. */
+  event: Record<string, unknown> | null;
+  actions: ActionRecord[];
+}
+
+/** A page of `GET /api/webhooks` (search). */
+export interface SearchPage {
+  webhooks: WebhookSummary[];
+  /** Null on the last page. */
+  next_cursor: string | null;
+}
+
+/** A page of `GET /api/audit`. */
+export interface AuditPage {
+  entries: AuditRecord[];
+  next_cursor: string | null;
+}
+
+/** An action that failed for good, as `GET /api/dead-letters` lists it. */
+export interface DeadLetter {
+  webhook_id: string;
+  action: string;
+  event_type: string;
+  failed_reason: string;
+  attempts: number;
+  failed_at: string | null;
+}
+
+/** A page of dead letters; `next_cursor` null when there is nothing after it. */
+export interface DeadLetterPage {
+  dead_letters: DeadLetter[];
+  next_cursor: string | null;
+}
+
+/**
+ * One minute of the console's trends: webhooks accepted, actions completed, failed for good and
+ * held (the worker's counts are `ACTION_COUNTS`).
+ */
+export interface TrendMinute {
+  at: string;
+  accepted: number;
+  completed: number;
+  failed: number;
+  held: number;
+}
+
+/** `GET /api/trends`. */
+export interface Trends {
+  /** The last hour, oldest first, the current minute last. */
+  minutes: TrendMinute[];
+  /** Per queue, seconds since its oldest waiting job was added or last started; null when none. */
+  oldest_waiting_seconds: Record<string, number | null>;
+}
