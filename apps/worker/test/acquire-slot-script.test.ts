@@ -1,6 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { withCommand } from '@pw/shared';
-import { deleteKeys, newTestRedis, uniquePrefix } from '@pw/test-utils';
+import { redisPerTest } from '@pw/test-utils';
 import { ACQUIRE_SLOT } from '../src/action-limits.js';
 
 // lua/acquire-slot-2.lua on its own, against a real Redis: its replies and the keys' times.
@@ -9,21 +9,12 @@ interface SlotCommand {
   pwAcquireSlot(...args: (string | number)[]): Promise<number>;
 }
 
-let redis: ReturnType<typeof newTestRedis>;
-let prefix: string;
-beforeEach(() => {
-  redis = newTestRedis();
-  prefix = uniquePrefix();
-});
-afterEach(async () => {
-  await deleteKeys(redis, prefix);
-  redis.disconnect();
-});
+const t = redisPerTest();
 
 /** One try of `job` under a rate of `rate` per `windowMs` and `concurrent` calls in flight. */
 const acquire = (job: string, rate: number, windowMs: number, concurrent: number) =>
-  withCommand<SlotCommand>(redis, ACQUIRE_SLOT).pwAcquireSlot(
-    ...[`${prefix}:started`, `${prefix}:in-flight`],
+  withCommand<SlotCommand>(t.redis, ACQUIRE_SLOT).pwAcquireSlot(
+    ...[`${t.prefix}:started`, `${t.prefix}:in-flight`],
     ...[job, rate, windowMs, concurrent, 30_000],
   );
 
@@ -34,9 +25,9 @@ describe('the acquire slot script', () => {
     expect(await acquire('c', 0, 0, 2)).toBe(-1);
     expect(await acquire('a', 0, 0, 2)).toBe(0);
     // Taken again, its lease is renewed: it now ends last.
-    expect(await redis.zrange(`${prefix}:in-flight`, '0', '-1')).toEqual(['b', 'a']);
-    expect(await redis.pttl(`${prefix}:in-flight`)).toBeGreaterThan(25_000);
-    expect(await redis.exists(`${prefix}:started`)).toBe(0);
+    expect(await t.redis.zrange(`${t.prefix}:in-flight`, '0', '-1')).toEqual(['b', 'a']);
+    expect(await t.redis.pttl(`${t.prefix}:in-flight`)).toBeGreaterThan(25_000);
+    expect(await t.redis.exists(`${t.prefix}:started`)).toBe(0);
   });
 
   it('grants calls up to the rate in a window, then answers the ms until the oldest leaves it', async () => {
@@ -45,8 +36,8 @@ describe('the acquire slot script', () => {
     const wait = await acquire('c', 2, 5_000, 0);
     expect(wait).toBeGreaterThan(4_000);
     expect(wait).toBeLessThanOrEqual(5_000);
-    expect(await redis.zcard(`${prefix}:started`)).toBe(2);
-    expect(await redis.pttl(`${prefix}:started`)).toBeGreaterThan(4_000);
-    expect(await redis.exists(`${prefix}:in-flight`)).toBe(0);
+    expect(await t.redis.zcard(`${t.prefix}:started`)).toBe(2);
+    expect(await t.redis.pttl(`${t.prefix}:started`)).toBeGreaterThan(4_000);
+    expect(await t.redis.exists(`${t.prefix}:in-flight`)).toBe(0);
   });
 });

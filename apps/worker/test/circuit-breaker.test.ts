@@ -1,6 +1,6 @@
 import { Queue, Worker } from 'bullmq';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { deleteKeys, newTestRedis, uniquePrefix } from '@pw/test-utils';
+import { describe, expect, it } from 'vitest';
+import { redisPerTest } from '@pw/test-utils';
 import { CircuitBreaker } from '../src/circuit-breaker.js';
 import type { CircuitBreakerSettings } from '../src/circuit-breaker.js';
 
@@ -8,21 +8,11 @@ import type { CircuitBreakerSettings } from '../src/circuit-breaker.js';
 // state in Redis, driven as several workers would drive it.
 
 const TARGET = 'http://partner.test v1/webhooks';
-let redis: ReturnType<typeof newTestRedis>;
-let prefix: string;
-
-beforeEach(() => {
-  redis = newTestRedis();
-  prefix = uniquePrefix();
-});
-afterEach(async () => {
-  await deleteKeys(redis, prefix);
-  redis.disconnect();
-});
+const t = redisPerTest();
 
 const store = (settings: Partial<CircuitBreakerSettings> = {}) =>
-  new CircuitBreaker(redis, {
-    queuePrefix: prefix,
+  new CircuitBreaker(t.redis, {
+    queuePrefix: t.prefix,
     failureThreshold: 3,
     probeIntervalMs: 60_000,
     leaseMs: 30_000,
@@ -38,7 +28,7 @@ async function warm(circuits: CircuitBreaker) {
 
 /** Waits until the circuit's next probe is due on Redis's clock. */
 async function probeDue(circuits: CircuitBreaker) {
-  const [seconds, micros] = await redis.time();
+  const [seconds, micros] = await t.redis.time();
   const due = Date.parse((await circuits.view(TARGET)).next_probe_at ?? '');
   const redisNow = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - redisNow + 5)));
@@ -146,7 +136,7 @@ describe('the jobs an open circuit holds', () => {
   });
 
   it('a job removed by hand while first in line is passed over: the next one comes back for the probe', async () => {
-    const queue = new Queue('actions', { connection: redis, prefix });
+    const queue = new Queue('actions', { connection: t.redis, prefix: t.prefix });
     try {
       const circuits = store({ probeIntervalMs: 1000, jobKeyPrefix: queue.toKey('') });
       await warm(circuits);
@@ -163,7 +153,7 @@ describe('the jobs an open circuit holds', () => {
   });
 
   it('closing wakes the held jobs, oldest first', async () => {
-    const queue = new Queue('actions', { connection: redis, prefix });
+    const queue = new Queue('actions', { connection: t.redis, prefix: t.prefix });
     try {
       const circuits = store();
       await warm(circuits);
@@ -180,14 +170,14 @@ describe('the jobs an open circuit holds', () => {
       expect(await circuits.wakeHeld(TARGET, queue)).toBe(3);
       // A worker taking one job at a time takes them oldest first.
       const taken: string[] = [];
-      const connection = redis.duplicate({ maxRetriesPerRequest: null });
+      const connection = t.redis.duplicate({ maxRetriesPerRequest: null });
       const worker = new Worker(
         'actions',
         (job) => {
           taken.push(job.id ?? '');
           return Promise.resolve();
         },
-        { connection, prefix, concurrency: 1 },
+        { connection, prefix: t.prefix, concurrency: 1 },
       );
       await expect.poll(() => taken.length).toBe(3);
       await worker.close();
@@ -220,7 +210,7 @@ describe('an operator and the circuit', () => {
 
 /** Redis's clock in ms. */
 async function redisMs() {
-  const [seconds, micros] = await redis.time();
+  const [seconds, micros] = await t.redis.time();
   return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
 }
 
@@ -327,15 +317,15 @@ describe('a poison input is told from an outage', () => {
 
   it("a job's failures are kept a day after its last, and forgotten once it is answered or forgotten", async () => {
     const circuits = store();
-    const failing = (job: string) => `${prefix}:circuit:${TARGET}:failing:${job}`;
+    const failing = (job: string) => `${t.prefix}:circuit:${TARGET}:failing:${job}`;
     for (const job of ['answered', 'skipped']) {
       await circuits.leave(TARGET, job, 'unavailable');
-      const ttl = await redis.pttl(failing(job));
+      const ttl = await t.redis.pttl(failing(job));
       expect(ttl).toBeGreaterThan(86_000_000);
       expect(ttl).toBeLessThanOrEqual(86_400_000);
     }
     await circuits.leave(TARGET, 'answered', 'answered');
     await circuits.forget(TARGET, 'skipped');
-    expect(await redis.exists(failing('answered'), failing('skipped'))).toBe(0);
+    expect(await t.redis.exists(failing('answered'), failing('skipped'))).toBe(0);
   });
 });

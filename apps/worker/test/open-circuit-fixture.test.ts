@@ -1,6 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { circuitKeys } from '@pw/shared';
-import { deleteKeys, newTestRedis, openCircuit, uniquePrefix } from '@pw/test-utils';
+import { openCircuit, redisPerTest } from '@pw/test-utils';
 import { CircuitBreaker } from '../src/circuit-breaker.js';
 
 // The other apps' tests read circuits that @pw/test-utils's `openCircuit` leaves in Redis, as they
@@ -8,21 +8,12 @@ import { CircuitBreaker } from '../src/circuit-breaker.js';
 
 const BY_BREAKER = 'http://partner.test v1/breaker';
 const BY_FIXTURE = 'http://partner.test v1/fixture';
-let redis: ReturnType<typeof newTestRedis>;
-let prefix: string;
-beforeEach(() => {
-  redis = newTestRedis();
-  prefix = uniquePrefix();
-});
-afterEach(async () => {
-  await deleteKeys(redis, prefix);
-  redis.disconnect();
-});
+const t = redisPerTest();
 
 describe('the open circuit of the test fixtures', () => {
   it('has the fields, the held line and the view of a circuit the breaker opened', async () => {
-    const breaker = new CircuitBreaker(redis, {
-      queuePrefix: prefix,
+    const breaker = new CircuitBreaker(t.redis, {
+      queuePrefix: t.prefix,
       failureThreshold: 2,
       probeIntervalMs: 600_000,
       leaseMs: 30_000,
@@ -35,10 +26,10 @@ describe('the open circuit of the test fixtures', () => {
       { id: 'job-1', order: 1 },
       { id: 'job-2', order: 2 },
     ];
-    await openCircuit(redis, prefix, BY_FIXTURE, { failures: 2, probeInMs: 600_000, held });
+    await openCircuit(t.redis, t.prefix, BY_FIXTURE, { failures: 2, probeInMs: 600_000, held });
 
     const fields = async (target: string) =>
-      Object.keys(await redis.hgetall(circuitKeys(prefix, target).circuit)).sort();
+      Object.keys(await t.redis.hgetall(circuitKeys(t.prefix, target).circuit)).sort();
     expect(await fields(BY_FIXTURE)).toEqual(await fields(BY_BREAKER));
     expect(await breaker.held(BY_FIXTURE)).toEqual(await breaker.held(BY_BREAKER));
     const view = async (target: string) => {

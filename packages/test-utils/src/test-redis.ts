@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { inject } from 'vitest';
+import { afterEach, beforeEach, inject } from 'vitest';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -37,3 +37,31 @@ export async function keysUnder(redis: Redis, prefix: string, pattern = '*'): Pr
 }
 
 export const newTestRedis = (): Redis => new Redis(testRedisUrl(), { maxRetriesPerRequest: 1 });
+
+/**
+ * A connection and a key prefix of each test's own: opened before each test, the prefix's keys
+ * deleted and the connection closed after it. Call it at a file's or a describe's top level and
+ * read `redis` and `prefix` inside the tests.
+ */
+export function redisPerTest(): { readonly redis: Redis; readonly prefix: string } {
+  let redis: Redis | undefined;
+  let prefix = '';
+  beforeEach(() => {
+    redis = newTestRedis();
+    prefix = uniquePrefix();
+  });
+  afterEach(async () => {
+    if (!redis) return;
+    await deleteKeys(redis, prefix);
+    redis.disconnect();
+  });
+  return {
+    get redis() {
+      if (!redis) throw new Error('redisPerTest: read inside a test');
+      return redis;
+    },
+    get prefix() {
+      return prefix;
+    },
+  };
+}
