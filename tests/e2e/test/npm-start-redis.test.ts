@@ -9,9 +9,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { ChildRun, freePort, redisAnswers, testSchema } from '@pw/test-utils';
+import { ChildRun, freePort, redisAnswers, testSchema, uniquePrefix } from '@pw/test-utils';
 import type { TestSchema } from '@pw/test-utils';
-import { withSchema } from './system.js';
+import { systemEnv } from './system.js';
 
 /** Process ids of the redis-servers listening on `port` (Redis titles itself `redis-server host:port`). */
 function redisServerPids(port: number): number[] {
@@ -41,22 +41,12 @@ beforeAll(async () => {
   folder = await mkdtemp(join(tmpdir(), 'pw-npm-start-redis-'));
   schema = await testSchema();
   port = await freePort();
-  env = {
+  // Nothing answers on the port npm start looks at first: it starts its own Redis there.
+  env = await systemEnv(uniquePrefix(), schema, {
     REDIS_URL: '',
     TEST_DEFAULT_REDIS_PORT: String(port),
     PRIVATE_REDIS_DIR: join(folder, 'redis'),
-    DATABASE_URL: withSchema(schema),
-    INGRESS_PORT: String(await freePort()),
-    DASHBOARD_PORT: String(await freePort()),
-    WORKER_HEALTH_PORT: String(await freePort()),
-    RECORDER_HEALTH_PORT: String(await freePort()),
-    SANDBOX_IDP_PORT: String(await freePort()),
-    SANDBOX_API_PORT: String(await freePort()),
-    AUTH_URL: '',
-    API_BASE_URL: '',
-    WEBHOOK_SECRETS: '',
-    NODE_ENV: 'development',
-  };
+  });
   expect(await redisAnswers('127.0.0.1', port)).toBe(false);
   run = ChildRun.tsx('scripts/start.ts', env);
   const ready = ['ingress listening', 'worker running', 'recorder running', 'dashboard listening'];

@@ -95,7 +95,7 @@ export async function startSystem(extra: Record<string, string> = {}): Promise<R
 }
 
 /** npm start's environment: free ports, the queue prefix, the record store's schema, then `extra`. */
-async function systemEnv(
+export async function systemEnv(
   prefix: string,
   schema: TestSchema | undefined,
   extra: Record<string, string>,
