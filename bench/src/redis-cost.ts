@@ -74,7 +74,9 @@ async function namingPass(stage: Stage, databaseUrl: string) {
   try {
     const { cost } = await measureRound(stage, options.webhooks, databaseUrl, async (part) => {
       const logged = await topLevelCalls(stage.redis, namer);
+      // The window's own start and end, and the MULTI that read the log (logged before it ran).
       for (const own of ['info', 'config|resetstat', 'slowlog|reset']) logged.delete(own);
+      stage.meter.counted('multi');
       calls[part] = withoutOwnCalls(logged, stage.meter.ownCalls);
     });
     const perPart = (part: Part) =>

@@ -52,7 +52,9 @@ export class ScriptNamer {
 
   /** Starts watching `url` for scripts being loaded. */
   async watch(url: string): Promise<void> {
-    const monitor = await new Redis(url).monitor();
+    // `monitor()` opens a connection of its own.
+    const client = new Redis(url);
+    const monitor = await client.monitor().finally(() => client.disconnect());
     monitor.on('monitor', (_time: string, args: string[]) => {
       const command = args[0]?.toLowerCase();
       if (command === 'eval' && args[1]) this.learn(args[1]);
