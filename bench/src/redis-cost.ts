@@ -14,7 +14,7 @@ import { buildApps, startSandbox } from './processes.js';
 import { benchDatabase } from './record-store.js';
 import { redisInfo } from './redis-info.js';
 import { median, ratio } from './results.js';
-import { inScripts, withoutOwnCalls } from './redis-cost/command-stats.js';
+import { withoutOwnCalls } from './redis-cost/command-stats.js';
 import type { CommandFigure } from './redis-cost/command-stats.js';
 import {
   cpuRatio,
@@ -35,7 +35,8 @@ import { formatResults } from './redis-cost/report.js';
 import type { RedisCostResults } from './redis-cost/report.js';
 import { measureRound } from './redis-cost/round.js';
 import type { RoundMemory } from './redis-cost/round.js';
-import { logEveryCommand, ScriptNamer, topLevelCalls } from './redis-cost/script-calls.js';
+import { loggedCalls, logEveryCommand, ScriptNamer } from './redis-cost/script-calls.js';
+import type { LoggedCalls } from './redis-cost/script-calls.js';
 import type { Stage } from './redis-cost/windows.js';
 
 /** The ports a private redis-server of this bench may take. */
@@ -65,52 +66,48 @@ const redisUrl = `redis://127.0.0.1:${port}`;
 const bench = new BenchRun(benchOptionsFor(options, redisUrl));
 bench.cleanUpOnSignals();
 
-/** The naming pass: one more round, each top-level call logged, each script named. */
-async function namingPass(stage: Stage, databaseUrl: string) {
+/** Webhooks of the pass that names the scripts: enough for every process to run each of its own. */
+const NAMING_WEBHOOKS = 100;
+
+/** A round watched by MONITOR: each script's text, as each new connection sends it, names it. */
+async function nameScripts(stage: Stage, databaseUrl: string): Promise<ScriptNamer> {
   const namer = new ScriptNamer(LUA_FOLDERS.map((folder) => join(repoRoot, folder)));
   await namer.watch(redisUrl);
-  await logEveryCommand(stage.redis);
-  const calls: Partial<Record<Part, Map<string, CommandFigure>>> = {};
   try {
-    const { cost } = await measureRound(stage, options.webhooks, databaseUrl, async (part) => {
-      const logged = await topLevelCalls(stage.redis, namer);
-      // The window's own start and end, and the MULTI that read the log (logged before it ran).
-      for (const own of ['info', 'config|resetstat', 'slowlog|reset']) logged.delete(own);
-      stage.meter.counted('multi');
-      calls[part] = withoutOwnCalls(logged, stage.meter.ownCalls);
-    });
-    const perPart = (part: Part) =>
-      perAction({ commands: calls[part]!, cpuMs: 0, units: 0 }, cost.actions).commands;
-    const nested = Object.fromEntries(
-      [...SYSTEM_PARTS, ...RAW_PARTS].map((part) => [
-        part,
-        Object.fromEntries(
-          [...inScripts(cost.windows[part].commands, topLevelCounts(calls[part]!))].map(
-            ([command, n]) => [command, Math.round((n / Math.max(1, cost.actions)) * 100) / 100],
-          ),
-        ),
-      ]),
-    );
-    return {
-      topLevel: Object.fromEntries(
-        [...SYSTEM_PARTS, ...RAW_PARTS].map((part) => [part, perPart(part)]),
-      ) as Record<Part, PartCost['commands']>,
-      nested: nested as RedisCostResults['calls_in_scripts'],
-    };
+    await measureRound(stage, NAMING_WEBHOOKS, databaseUrl);
   } finally {
     namer.stop();
-    await stage.redis.config('SET', 'slowlog-log-slower-than', '10000');
   }
+  return namer;
 }
 
-/** Top-level calls by plain command name (`evalsha`, all scripts together). */
-function topLevelCounts(calls: ReadonlyMap<string, CommandFigure>): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const [name, { calls: n }] of calls) {
-    const command = name.split(' ')[0]!;
-    counts.set(command, (counts.get(command) ?? 0) + n);
+type Calls = Record<Part, PartCost['commands']>;
+
+/** A round with every call logged: each part's calls per action, and its scripts' own. */
+async function slowlogPass(stage: Stage, databaseUrl: string, namer: ScriptNamer) {
+  await logEveryCommand(stage.redis);
+  const logged: Partial<Record<Part, LoggedCalls>> = {};
+  try {
+    const { cost } = await measureRound(stage, options.webhooks, databaseUrl, async (part) => {
+      const calls = await loggedCalls(stage.redis, namer);
+      // The window's own start and end, and the MULTI that read the log (logged before it ran).
+      for (const own of ['info', 'config|resetstat', 'slowlog|reset']) calls.topLevel.delete(own);
+      stage.meter.counted('multi');
+      logged[part] = {
+        topLevel: withoutOwnCalls(calls.topLevel, stage.meter.ownCalls),
+        inScripts: calls.inScripts,
+      };
+    });
+    const per = (calls: Map<string, CommandFigure>) =>
+      perAction({ commands: calls, cpuMs: 0, units: 0 }, cost.actions).commands;
+    const parts = [...SYSTEM_PARTS, ...RAW_PARTS];
+    return {
+      topLevel: Object.fromEntries(parts.map((p) => [p, per(logged[p]!.topLevel)])) as Calls,
+      inScripts: Object.fromEntries(parts.map((p) => [p, per(logged[p]!.inScripts)])) as Calls,
+    };
+  } finally {
+    await stage.redis.config('SET', 'slowlog-log-slower-than', '10000');
   }
-  return counts;
 }
 
 function rangeOf(values: readonly number[]): [number, number] {
@@ -120,7 +117,7 @@ function rangeOf(values: readonly number[]): [number, number] {
 /** The rounds' figures put together. */
 function summarize(
   rounds: { costs: Record<Part, PartCost>; memory: RoundMemory; actions: number }[],
-): Omit<RedisCostResults, 'machine' | 'top_level_calls' | 'calls_in_scripts'> {
+): Omit<RedisCostResults, 'machine' | 'top_level_calls' | 'script_commands'> {
   const parts = Object.fromEntries(
     [...SYSTEM_PARTS, ...RAW_PARTS].map((part) => [
       part,
@@ -176,8 +173,10 @@ async function run(o: RedisCostOptions): Promise<RedisCostResults> {
       const { cost, memory } = await measureRound(stage, o.webhooks, database.url);
       rounds.push({ costs: roundCosts(cost), memory, actions: cost.actions });
     }
-    bench.log('naming pass: every top-level call logged, scripts named');
-    const named = await namingPass(stage, database.url);
+    bench.log('naming pass: MONITOR sees each script loaded');
+    const namer = await nameScripts(stage, database.url);
+    bench.log('slowlog pass: every call logged, by script');
+    const named = await slowlogPass(stage, database.url, namer);
     const server = await redisInfo(redisUrl);
     const machine = {
       cpu: cpus()[0]?.model.trim() ?? 'unknown',
@@ -190,7 +189,7 @@ async function run(o: RedisCostOptions): Promise<RedisCostResults> {
       machine,
       ...summarize(rounds),
       top_level_calls: named.topLevel,
-      calls_in_scripts: named.nested,
+      script_commands: named.inScripts,
     };
   } finally {
     redis.disconnect();

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { redisPerTest } from '@pw/test-utils';
 import {
   commandsBetween,
-  inScripts,
   parseCommandStats,
   parseCpuMs,
   withoutOwnCalls,
@@ -37,18 +36,6 @@ describe('reading INFO commandstats', () => {
     );
     expect(left.has('config|resetstat')).toBe(false);
     expect(left.get('hset')).toEqual({ calls: 100, usec: 240 });
-  });
-
-  it('tells the calls made inside scripts from those sent directly', () => {
-    const nested = inScripts(
-      parseCommandStats(REPLY),
-      new Map([
-        ['evalsha', 40],
-        ['config|resetstat', 1],
-        ['hset', 30],
-      ]),
-    );
-    expect(Object.fromEntries(nested)).toEqual({ hset: 90 });
   });
 });
 

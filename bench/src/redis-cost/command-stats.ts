@@ -1,7 +1,6 @@
 // Redis's own count of the commands it ran (`INFO commandstats`) and of its CPU time (`INFO cpu`),
 // read as figures. A script's own commands are counted twice there: inside its EVALSHA's time,
-// and again under their own names; `inScripts` tells them apart when the top-level calls are
-// known (from the slowlog, script-calls.ts).
+// and again under their own names (the slowlog tells them apart, script-calls.ts).
 
 /** Calls and microseconds spent inside one command, as Redis counts them. */
 export interface CommandFigure {
@@ -63,20 +62,4 @@ export function withoutOwnCalls(
     if (calls > 0) left.set(name, { calls, usec: figure.usec });
   }
   return left;
-}
-
-/**
- * Each command's calls made from inside scripts: Redis's count under its name less the calls
- * sent to it directly (`topLevel`, from the slowlog). EVAL and EVALSHA are never inside one.
- */
-export function inScripts(
-  commands: ReadonlyMap<string, CommandFigure>,
-  topLevel: ReadonlyMap<string, number>,
-): Map<string, number> {
-  const inside = new Map<string, number>();
-  for (const [name, { calls }] of commands) {
-    const nested = calls - (topLevel.get(name) ?? 0);
-    if (nested > 0) inside.set(name, nested);
-  }
-  return inside;
 }

@@ -15,10 +15,10 @@ export interface RedisCostResults {
   /** The median over the rounds of each round's ratio. */
   redis_cpu_per_action_vs_raw: number;
   cpu_us_ranges: Record<Part | 'system' | 'raw', [number, number]>;
-  /** The naming pass's top-level calls per action, by part, EVALSHA by script. */
+  /** The slowlog pass's calls per action sent by clients, by part, EVALSHA by script. */
   top_level_calls: Record<Part, PartCost['commands']>;
-  /** The naming pass's commands run inside scripts, per action, by part. */
-  calls_in_scripts: Record<Part, Record<string, number>>;
+  /** The slowlog pass's commands run by each script (`bullmq moveToFinished > HSET`), per action. */
+  script_commands: Record<Part, PartCost['commands']>;
   /** Per finished webhook, after RECORD_TTL_SECONDS. */
   memory_per_webhook: Record<string, KindCost>;
   memory_bytes_per_webhook: number;
@@ -107,7 +107,7 @@ export function formatResults(r: RedisCostResults): string {
     '',
     commandTable(commands, 'command'),
     '',
-    'Top-level calls per action, scripts by name (slowlog pass):',
+    'Calls per action sent by clients, scripts by name (slowlog pass: its µs include the log’s own cost; EXEC’s include its commands’):',
     '',
     commandTable(r.top_level_calls, 'call'),
     '',

@@ -1,9 +1,10 @@
 // Which script each EVALSHA ran, and its calls and time: Redis counts every script under
 // `evalsha`. Its slowlog, told to keep every command (`slowlog-log-slower-than 0`), gives each
-// top-level call with its duration (the same clock as `INFO commandstats`) and the script's SHA1;
-// a MONITOR connection sees each script's text once, when a client loads it (EVAL or SCRIPT
-// LOAD after SCRIPT FLUSH), which names the SHA1. Both cost Redis time of their own, so this pass
-// is apart from the rounds that measure CPU.
+// call with its duration (the clock of `INFO commandstats`), the script's SHA1, and the client
+// (a script's own commands come from the script client). A MONITOR connection, in a pass of its
+// own, sees each script's text when a connection first runs it (ioredis sends EVAL with the text
+// once per connection, EVALSHA after), which names the SHA1. Both cost Redis time, so these passes
+// are apart from the rounds that measure CPU.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -57,8 +58,10 @@ export class ScriptNamer {
     const monitor = await client.monitor().finally(() => client.disconnect());
     monitor.on('monitor', (_time: string, args: string[]) => {
       const command = args[0]?.toLowerCase();
-      if (command === 'eval' && args[1]) this.learn(args[1]);
-      if (command === 'script' && args[1]?.toLowerCase() === 'load' && args[2]) this.learn(args[2]);
+      if (command === 'eval' && args[1]) this.learn(unescapeMonitorArg(args[1]));
+      if (command === 'script' && args[1]?.toLowerCase() === 'load' && args[2]) {
+        this.learn(unescapeMonitorArg(args[2]));
+      }
     });
     this.monitor = monitor;
   }
@@ -88,6 +91,20 @@ export class ScriptNamer {
   }
 }
 
+const ESCAPES: Record<string, string> = { n: '\n', r: '\r', t: '\t', a: '\x07', b: '\b' };
+
+/**
+ * A MONITOR argument as the client sent it: Redis quotes it (`sdscatrepr`), ioredis undoes only
+ * the escaped quotes.
+ */
+export function unescapeMonitorArg(arg: string): string {
+  return arg.replace(/\\(x[0-9a-f]{2}|[\\nrtab"])/g, (_, code: string) =>
+    code.startsWith('x')
+      ? String.fromCharCode(parseInt(code.slice(1), 16))
+      : (ESCAPES[code] ?? code),
+  );
+}
+
 /** Sets Redis to log every command, keeping up to `maxEntries` of them. */
 export async function logEveryCommand(redis: Redis, maxEntries = 2_000_000): Promise<void> {
   await redis.config('SET', 'slowlog-max-len', String(maxEntries));
@@ -95,25 +112,48 @@ export async function logEveryCommand(redis: Redis, maxEntries = 2_000_000): Pro
   await redis.call('SLOWLOG', 'RESET');
 }
 
-type SlowlogEntry = [id: number, time: number, usec: number, args: string[], ...rest: unknown[]];
+type SlowlogEntry = [id: number, time: number, usec: number, args: string[], client: string];
+
+/** What the slowlog gave for one window: the calls clients sent, and those scripts made. */
+export interface LoggedCalls {
+  /** By command, EVALSHA and EVAL by script (`evalsha bullmq moveToFinished`). */
+  topLevel: Map<string, CommandFigure>;
+  /** The commands each script ran (`bullmq moveToFinished > HSET`). */
+  inScripts: Map<string, CommandFigure>;
+}
+
+/** A script's own commands are logged with the script client's address, `?:0`. */
+const fromScript = (client: string) => !/:[1-9]\d*$/.test(client);
+
+const add = (calls: Map<string, CommandFigure>, name: string, usec: number) => {
+  const figure = calls.get(name) ?? { calls: 0, usec: 0 };
+  calls.set(name, { calls: figure.calls + 1, usec: figure.usec + usec });
+};
 
 /**
- * The top-level calls logged since the last reading, by command, EVALSHA and EVAL by script
- * (`evalsha bullmq moveToFinished`); the log is read and emptied in one transaction.
+ * The calls logged since the last reading; the log is read and emptied in one transaction. A
+ * script's commands are logged just before the script itself, once it has returned.
  */
-export async function topLevelCalls(
-  redis: Redis,
-  namer: ScriptNamer,
-): Promise<Map<string, CommandFigure>> {
+export async function loggedCalls(redis: Redis, namer: ScriptNamer): Promise<LoggedCalls> {
   const replies = await redis.multi().call('SLOWLOG', 'GET', '-1').call('SLOWLOG', 'RESET').exec();
-  const entries = (replies?.[0]?.[1] ?? []) as SlowlogEntry[];
-  const calls = new Map<string, CommandFigure>();
-  for (const [, , usec, args] of entries) {
+  const entries = ((replies?.[0]?.[1] ?? []) as SlowlogEntry[]).reverse();
+  const logged: LoggedCalls = { topLevel: new Map(), inScripts: new Map() };
+  let pending: SlowlogEntry[] = [];
+  for (const entry of entries) {
+    const [, , usec, args, client] = entry;
+    if (fromScript(client)) {
+      pending.push(entry);
+      continue;
+    }
     const name = callName(args, namer);
-    const figure = calls.get(name) ?? { calls: 0, usec: 0 };
-    calls.set(name, { calls: figure.calls + 1, usec: figure.usec + usec });
+    add(logged.topLevel, name, usec);
+    const script = name.replace(/^evalsha |^eval /, '');
+    for (const [, , nestedUsec, nested] of pending) {
+      add(logged.inScripts, `${script} > ${(nested[0] ?? '').toUpperCase()}`, nestedUsec);
+    }
+    pending = [];
   }
-  return calls;
+  return logged;
 }
 
 function callName(args: string[], namer: ScriptNamer): string {

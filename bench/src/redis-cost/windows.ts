@@ -43,7 +43,7 @@ export async function intakeWindow(stage: Stage, webhooks: number): Promise<Wind
   const load = await whileUp(
     drive(bench.pool, {
       url: ingress.url,
-      connections: bench.options.connections,
+      connections: Math.min(bench.options.connections, webhooks),
       durationSeconds: bench.options.duration,
       amount: webhooks,
     }),
