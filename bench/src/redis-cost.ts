@@ -135,6 +135,9 @@ function summarize(
     ['raw', rangeOf(rounds.map((one) => raw(one).cpu_us))],
   ]) as RedisCostResults['cpu_us_ranges'];
   const memory = medianKinds(rounds.map((one) => perUnit(one.memory.kinds, one.memory.webhooks)));
+  const beforeSweep = medianKinds(
+    rounds.map((one) => perUnit(one.memory.kindsBeforeSweep, options.webhooks)),
+  );
   const perWebhook = (bytes: number, one: (typeof rounds)[number]) =>
     Math.round(bytes / one.memory.webhooks);
   return {
@@ -148,6 +151,8 @@ function summarize(
     redis_cpu_per_action_vs_raw: median(rounds.map((one) => cpuRatio(one.costs))),
     cpu_us_ranges: ranges,
     memory_per_webhook: memory,
+    memory_per_webhook_before_sweep: beforeSweep,
+    intake_rate: options.intakeRate,
     memory_bytes_per_webhook: Object.values(memory).reduce((sum, kind) => sum + kind.bytes, 0),
     stream_bytes_per_webhook: {
       drained: median(rounds.map((one) => perWebhook(one.memory.streamBytes.drained, one))),

@@ -89,7 +89,10 @@ export function perUnit(kinds: ReadonlyMap<string, KindFigure>, units: number) {
   const out: Record<string, KindCost> = {};
   const sorted = [...kinds].sort(([, a], [, b]) => b.bytes - a.bytes);
   for (const [kind, { keys, bytes }] of sorted) {
-    out[kind] = { keys: round2(keys / units), bytes: Math.round(bytes / units) };
+    out[kind] = {
+      keys: Math.round((keys / units) * 1000) / 1000,
+      bytes: Math.round(bytes / units),
+    };
   }
   return out;
 }

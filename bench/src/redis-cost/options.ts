@@ -15,10 +15,15 @@ export interface RedisCostOptions {
   concurrency: number;
   /** The load generator's connections, and the baseline's adds in flight. @defaultValue 50 */
   connections: number;
+  /**
+   * Webhooks/s offered to the intake; 0: as fast as it answers. @defaultValue 1000, a rate the
+   * machine carries with cores to spare, so that Redis is not kept waiting for one mid-command
+   */
+  intakeRate: number;
 }
 
 const USAGE =
-  'usage: npm run bench:redis-cost -- [--webhooks N] [--rounds N] [--ttl S] [--concurrency N] [--connections N] [--out FILE]';
+  'usage: npm run bench:redis-cost -- [--webhooks N] [--rounds N] [--ttl S] [--concurrency N] [--connections N] [--intake-rate R] [--out FILE]';
 
 export function readRedisCostOptions(): RedisCostOptions {
   const { values: args } = parseArgs({
@@ -29,6 +34,7 @@ export function readRedisCostOptions(): RedisCostOptions {
       out: { type: 'string', default: 'bench/redis-cost.json' },
       concurrency: { type: 'string', default: process.env.WORKER_CONCURRENCY || '20' },
       connections: { type: 'string', default: '50' },
+      'intake-rate': { type: 'string', default: '1000' },
     },
   });
   const options: RedisCostOptions = {
@@ -38,6 +44,7 @@ export function readRedisCostOptions(): RedisCostOptions {
     out: args.out,
     concurrency: Number(args.concurrency),
     connections: Number(args.connections),
+    intakeRate: Number(args['intake-rate']),
   };
   const counts = [options.webhooks, options.rounds, options.recordTtlSeconds];
   if (
@@ -45,6 +52,10 @@ export function readRedisCostOptions(): RedisCostOptions {
       (n) => Number.isInteger(n) && n > 0,
     )
   ) {
+    console.error(USAGE);
+    process.exit(2);
+  }
+  if (!(Number.isInteger(options.intakeRate) && options.intakeRate >= 0)) {
     console.error(USAGE);
     process.exit(2);
   }
@@ -60,7 +71,7 @@ export function benchOptionsFor(options: RedisCostOptions, redisUrl: string): Be
     concurrency: options.concurrency,
     quick: false,
     rounds: options.rounds,
-    rate: undefined,
+    rate: options.intakeRate || undefined,
     out: options.out,
     redisUrl,
   });

@@ -22,6 +22,9 @@ export interface RedisCostResults {
   /** Per finished webhook, after RECORD_TTL_SECONDS. */
   memory_per_webhook: Record<string, KindCost>;
   memory_bytes_per_webhook: number;
+  /** The same with no webhook after them: BullMQ's clean-up of aged completed jobs not run. */
+  memory_per_webhook_before_sweep: Record<string, KindCost>;
+  intake_rate: number;
   stream_bytes_per_webhook: { drained: number; recorded: number };
   /** The baseline's finished jobs, per job. */
   raw_memory_per_job: Record<string, KindCost>;
@@ -99,7 +102,7 @@ export function formatResults(r: RedisCostResults): string {
   ) as Record<Part, PartCost['commands']>;
   return [
     `${r.machine.cpu}, ${r.machine.cores} cores, Node ${r.machine.node}, Redis ${r.machine.redis}, ${r.machine.date}`,
-    `${r.rounds} rounds of ${r.webhooks_per_round} webhooks (${r.actions_per_webhook} actions each), RECORD_TTL_SECONDS=${r.record_ttl_seconds}`,
+    `${r.rounds} rounds of ${r.webhooks_per_round} webhooks (${r.actions_per_webhook} actions each) at ${r.intake_rate || 'as many as the ingress takes'}/s, RECORD_TTL_SECONDS=${r.record_ttl_seconds}`,
     '',
     cpuTable(r),
     '',
@@ -114,6 +117,10 @@ export function formatResults(r: RedisCostResults): string {
     `Left in Redis per finished webhook after RECORD_TTL_SECONDS (record stream: ${r.stream_bytes_per_webhook.drained} bytes per webhook once drained, ${r.stream_bytes_per_webhook.recorded} once recorded):`,
     '',
     memoryTable(r.memory_per_webhook, 'webhook'),
+    '',
+    'The same before any later job completed (BullMQ removes aged completed jobs as others complete):',
+    '',
+    memoryTable(r.memory_per_webhook_before_sweep, 'webhook'),
     '',
     'The raw baseline’s finished jobs (removeOnComplete: 1 hour), per job:',
     '',

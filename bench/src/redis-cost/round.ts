@@ -21,6 +21,8 @@ import type { Part, RoundCost } from './figures.js';
 export interface RoundMemory {
   /** What the finished webhooks left, keys and bytes by kind. */
   kinds: Map<string, KindFigure>;
+  /** The same before the sweep: completed jobs stay until later jobs complete. */
+  kindsBeforeSweep: Map<string, KindFigure>;
   /** The webhooks they came from: the round's and the sweep's. */
   webhooks: number;
   /** The record stream's bytes once the worker was done, and once the recorder had copied it. */
@@ -76,10 +78,11 @@ export async function measureRound(
   bench.log('recorder: the record stream to PostgreSQL');
   await measured('recorder', recorderWindow(stage, databaseUrl, jobs.length));
   const recorded = await streamBytes(stage);
-  const kinds = await whatIsLeft(stage, databaseUrl);
+  const { before: kindsBeforeSweep, after: kinds } = await whatIsLeft(stage, databaseUrl);
   const cost = { webhooks, actions: jobs.length, windows: windows as Record<Part, Window> };
   const memory = {
     kinds,
+    kindsBeforeSweep,
     webhooks: webhooks + SWEEP_WEBHOOKS,
     streamBytes: { drained, recorded },
     rawKinds,
@@ -91,7 +94,7 @@ export async function measureRound(
  * The keys left once those due within RECORD_TTL_SECONDS are gone, a sweep run through the whole
  * path (the recorder too), and those due gone again.
  */
-async function whatIsLeft(stage: Stage, databaseUrl: string): Promise<Map<string, KindFigure>> {
+async function whatIsLeft(stage: Stage, databaseUrl: string) {
   const { bench, redis, recordTtlSeconds } = stage;
   const expire = async () => {
     const due = await keysExpiringWithin(redis, bench.prefix, (recordTtlSeconds + 1) * 1000);
@@ -99,12 +102,13 @@ async function whatIsLeft(stage: Stage, databaseUrl: string): Promise<Map<string
     await untilGone(redis, due, (recordTtlSeconds + 60) * 1000);
   };
   await expire();
+  const before = await memoryByKind(redis, bench.prefix, [QUEUE_NAMES.actions]);
   bench.log(`sweep: ${SWEEP_WEBHOOKS} webhooks, BullMQ's clean-up of aged completed jobs`);
   await intakeWindow(stage, SWEEP_WEBHOOKS);
   await workerWindow(stage, SWEEP_WEBHOOKS);
   await recorderWindow(stage, databaseUrl, SWEEP_WEBHOOKS);
   await expire();
-  return memoryByKind(redis, bench.prefix, [QUEUE_NAMES.actions]);
+  return { before, after: await memoryByKind(redis, bench.prefix, [QUEUE_NAMES.actions]) };
 }
 
 async function streamBytes({ bench, redis }: Stage): Promise<number> {

@@ -33,7 +33,10 @@ export interface Stage {
 /** How often a window asks Redis whether its work is done. */
 const POLL_MS = 200;
 
-/** `webhooks` new webhooks of the bench's mix through the ingress (one process per core). */
+/**
+ * `webhooks` new webhooks of the bench's mix through the ingress (one process per core), at the
+ * run's `rate` if it has one.
+ */
 export async function intakeWindow(stage: Stage, webhooks: number): Promise<Window> {
   const { bench, meter } = stage;
   const env = { RECORD_TTL_SECONDS: String(stage.recordTtlSeconds) };
@@ -46,6 +49,7 @@ export async function intakeWindow(stage: Stage, webhooks: number): Promise<Wind
       connections: Math.min(bench.options.connections, webhooks),
       durationSeconds: bench.options.duration,
       amount: webhooks,
+      rate: bench.options.rate,
     }),
     ingress.child,
   );
