@@ -16,8 +16,8 @@ export interface RedisCostOptions {
   /** The load generator's connections, and the baseline's adds in flight. @defaultValue 50 */
   connections: number;
   /**
-   * Webhooks/s offered to the intake; 0: as fast as it answers. @defaultValue 1000, a rate the
-   * machine carries with cores to spare, so that Redis is not kept waiting for one mid-command
+   * Webhooks/s offered to the intake, and the same rate in actions to the baseline's add; 0: each
+   * as fast as it goes. @defaultValue 1000, a rate the machine carries with cores to spare
    */
   intakeRate: number;
 }

@@ -63,7 +63,8 @@ export async function measureRound(
     actionsQueue.close(),
   );
   bench.log(`baseline: raw BullMQ add and worker, ${jobs.length} jobs`);
-  await measured('raw_enqueue', rawEnqueueWindow(stage, jobs));
+  const rate = bench.options.rate && (bench.options.rate * jobs.length) / webhooks;
+  await measured('raw_enqueue', rawEnqueueWindow(stage, jobs, rate));
   await measured('raw_worker', rawWorkerWindow(stage, jobs.length));
   const rawKinds = await memoryByKind(
     redis,

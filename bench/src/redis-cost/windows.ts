@@ -114,16 +114,27 @@ export async function recorderWindow(
   return window;
 }
 
-/** The baseline's enqueue: `Queue.add` of each job, as many in flight as the load's connections. */
-export async function rawEnqueueWindow(stage: Stage, jobs: readonly RawJob[]): Promise<Window> {
+/**
+ * The baseline's enqueue: `Queue.add` of each job, as many in flight as the load's connections;
+ * at `perSecond` jobs a second when given (the intake's rate in actions), else as fast as it goes.
+ */
+export async function rawEnqueueWindow(
+  stage: Stage,
+  jobs: readonly RawJob[],
+  perSecond?: number,
+): Promise<Window> {
   const { bench, meter } = stage;
   const connection = { url: bench.options.redisUrl };
   const raw = new Queue(RAW_QUEUE, { connection, prefix: bench.prefix });
   try {
     await meter.start();
+    const startedAt = performance.now();
     let next = 0;
     const lane = async () => {
-      for (let job = jobs[next++]; job; job = jobs[next++]) {
+      for (let i = next++; i < jobs.length; i = next++) {
+        const due = perSecond ? startedAt + (i * 1000) / perSecond - performance.now() : 0;
+        if (due > 0) await delay(due);
+        const job = jobs[i]!;
         await raw.add(job.name, job.data, job.opts);
       }
     };
