@@ -49,8 +49,9 @@ export class BenchRun {
     return child;
   }
 
-  async startPrivateRedis(appendOnly: boolean): Promise<PrivateRedis> {
-    const redis = await PrivateRedis.start({ appendOnly });
+  /** A `redis-server` of the run's own; `port`: its port (default: a free one). */
+  async startPrivateRedis(appendOnly: boolean, port?: number): Promise<PrivateRedis> {
+    const redis = await PrivateRedis.start({ appendOnly, ...(port === undefined ? {} : { port }) });
     this.privateRedis.push(redis);
     if (this.cleaning) {
       await redis.destroy();

@@ -12,7 +12,7 @@ import { startRawHttpWorker, whileUp } from '../processes.js';
 import { redisCpuMs } from '../redis-info.js';
 import type { Figures } from '../results.js';
 
-const RAW_QUEUE = 'raw-http';
+export const RAW_QUEUE = 'raw-http';
 
 /** `{quote_id}` in a path from the event's field of that name, as the real worker fills it. */
 export const fillPath = (template: string, event: Record<string, unknown>): string =>
@@ -42,32 +42,7 @@ export async function rawHttpWorkerPhase(
   const raw = new Queue(RAW_QUEUE, { connection, prefix });
   const redis = new Redis(redisUrl);
   try {
-    const wanted = rawHttpJobs(bench);
-    const jobs: { name: string; data: unknown; opts: object }[] = [];
-    const webhookIds = new Set<string>();
-    for (let start = 0; jobs.length < wanted; start += 500) {
-      const page = await actions.getWaiting(start, start + 499);
-      if (page.length === 0) break;
-      for (const { data } of page) {
-        const { webhook_id: webhookId, action, event } = data;
-        webhookIds.add(webhookId);
-        const { method, path } = ACTION_SPECS[action].call;
-        jobs.push({
-          name: action,
-          data: {
-            method,
-            path: fillPath(path, event),
-            body: { webhook_id: webhookId, action, event },
-            key: `${webhookId}:${action}`,
-          },
-          opts: {
-            jobId: `${webhookId}.${action}`,
-            attempts: 5,
-            removeOnComplete: { age: 3600 },
-          },
-        });
-      }
-    }
+    const { jobs, webhooks } = await rawJobsFromBacklog(actions, rawHttpJobs(bench));
     for (let i = 0; i < jobs.length; i += 1000) await raw.addBulk(jobs.slice(i, i + 1000));
     const token = await sandboxToken(sandbox.env);
     bench.ownTokenRequests++;
@@ -86,7 +61,7 @@ export async function rawHttpWorkerPhase(
       cpu_ms_per_job: result.cpu_ms_per_job,
       redis_cpu_ms_per_job: Math.round((redisMs / Math.max(1, jobs.length)) * 1000) / 1000,
       jobs: jobs.length,
-      actions_per_webhook: Math.round((jobs.length / Math.max(1, webhookIds.size)) * 100) / 100,
+      actions_per_webhook: Math.round((jobs.length / Math.max(1, webhooks)) * 100) / 100,
       concurrency,
     };
   } finally {
@@ -96,8 +71,50 @@ export async function rawHttpWorkerPhase(
   }
 }
 
+export interface RawJob {
+  name: string;
+  data: { method: string; path: string; body: unknown; key: string };
+  opts: { jobId: string; attempts: number; removeOnComplete: { age: number } };
+}
+
+/**
+ * Up to `wanted` of the baseline's jobs, one per action job waiting in `actions` (the ingress
+ * queued them): the same call, path and body; with the number of webhooks they came from.
+ */
+export async function rawJobsFromBacklog(
+  actions: Queue<ActionJobData>,
+  wanted: number,
+): Promise<{ jobs: RawJob[]; webhooks: number }> {
+  const jobs: RawJob[] = [];
+  const webhookIds = new Set<string>();
+  for (let start = 0; jobs.length < wanted; start += 500) {
+    const page = await actions.getWaiting(start, start + 499);
+    if (page.length === 0) break;
+    for (const { data } of page) {
+      const { webhook_id: webhookId, action, event } = data;
+      webhookIds.add(webhookId);
+      const { method, path } = ACTION_SPECS[action].call;
+      jobs.push({
+        name: action,
+        data: {
+          method,
+          path: fillPath(path, event),
+          body: { webhook_id: webhookId, action, event },
+          key: `${webhookId}:${action}`,
+        },
+        opts: {
+          jobId: `${webhookId}.${action}`,
+          attempts: 5,
+          removeOnComplete: { age: 3600 },
+        },
+      });
+    }
+  }
+  return { jobs, webhooks: webhookIds.size };
+}
+
 /** One access token from the sandbox's identity provider, asked for with plain fetch. */
-async function sandboxToken(env: Record<string, string>): Promise<string> {
+export async function sandboxToken(env: Record<string, string>): Promise<string> {
   const url = `${env.AUTH_URL}/realms/${env.AUTH_REALM}/protocol/openid-connect/token`;
   const response = await fetch(url, {
     method: 'POST',
