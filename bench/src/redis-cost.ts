@@ -3,12 +3,10 @@
 // on the raw BullMQ baseline's (`Queue.add`, and a Worker making the same partner-API call), on a
 // private redis-server of its own; then the bytes a finished webhook leaves, by kind of key.
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { once } from 'node:events';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { repoRoot } from '@pw/test-utils';
+import { freePort, repoRoot } from '@pw/test-utils';
 import { BenchRun } from './bench-run.js';
 import { buildApps, startSandbox } from './processes.js';
 import { benchDatabase } from './record-store.js';
@@ -39,29 +37,10 @@ import { loggedCalls, logEveryCommand, ScriptNamer } from './redis-cost/script-c
 import type { LoggedCalls } from './redis-cost/script-calls.js';
 import type { Stage } from './redis-cost/windows.js';
 
-/** The ports a private redis-server of this bench may take. */
-const PORTS = [17200, 17299] as const;
-
 const LUA_FOLDERS = ['packages/shared/src/lua', 'apps/worker/src/lua', 'apps/dashboard/src/lua'];
 
-async function freePortIn([low, high]: readonly [number, number]): Promise<number> {
-  for (let port = low; port <= high; port++) {
-    const server = createServer().listen(port, '127.0.0.1');
-    const free = await once(server, 'listening').then(
-      () => true,
-      () => false,
-    );
-    if (free) {
-      server.close();
-      await once(server, 'close');
-      return port;
-    }
-  }
-  throw new Error(`no free port from ${low} to ${high}`);
-}
-
 const options = readRedisCostOptions();
-const port = await freePortIn(PORTS);
+const port = await freePort();
 const redisUrl = `redis://127.0.0.1:${port}`;
 const bench = new BenchRun(benchOptionsFor(options, redisUrl));
 bench.cleanUpOnSignals();
