@@ -3,11 +3,13 @@ import {
   actionsConfigEnv,
   commonEnv,
   envInt,
+  envOptionalString,
   envPort,
   envString,
   isLoopbackUrl,
   isProduction,
   loadConfig,
+  Partitions,
   readActionsConfig,
   recordTtlEnv,
   withCommonChecks,
@@ -41,6 +43,11 @@ export const workerVariables = (production: boolean) => ({
   ...commonEnv,
   WORKER_CONCURRENCY: envInt(20, { min: 1, max: 1000 }).meta({
     description: 'action jobs at once per worker process',
+  }),
+  WORKER_PARTITIONS: envOptionalString().meta({
+    description:
+      'the queue partitions this process takes jobs from, as partitions and ranges (`0-3,7`); `WORKER_CONCURRENCY` stays its total of jobs at once',
+    default: 'every partition',
   }),
   WORKER_HEALTH_PORT: envPort(3002).meta({
     description: "the worker's `/healthz` and `/metrics` port",
@@ -84,7 +91,17 @@ export const workerVariables = (production: boolean) => ({
   RECORD_TTL_SECONDS: recordTtlEnv,
 });
 
-const workerEnv = (production: boolean) => withCommonChecks(z.object(workerVariables(production)));
+const workerEnv = (production: boolean) =>
+  withCommonChecks(z.object(workerVariables(production))).transform((env, ctx) => {
+    const partitions = new Partitions(env.QUEUE_PREFIX, env.QUEUE_PARTITIONS);
+    const chosen = partitions.select(env.WORKER_PARTITIONS);
+    if (typeof chosen === 'string') {
+      ctx.addIssue({ code: 'custom', path: ['WORKER_PARTITIONS'], message: chosen });
+      return z.NEVER;
+    }
+    /** The partitions this worker takes jobs from. */
+    return { ...env, partitions, workerPartitions: chosen };
+  });
 
 /** Where one event's calls go: the API and the credentials for its token. */
 export interface PartnerTarget {

@@ -25,6 +25,8 @@ export const FAILURE_CODES = {
   unexpected_error: "an error raised without a code (a bug, a client library's error)",
   unclean_shutdown: 'an ingress process did not stop cleanly',
   metrics_unavailable: "the ingress's primary process gave no metrics",
+  partition_count_changed:
+    'Redis holds work stored under another QUEUE_PARTITIONS; the process does not start until it is drained',
 } as const satisfies Record<string, string>;
 
 /** A code of the table. */

@@ -14,14 +14,20 @@ export const testRedisUrl = (): string => inject('redisUrl');
 /** A queue prefix of the test's own, so tests never see each other's keys. */
 export const uniquePrefix = (): string => `pwtest-${randomBytes(6).toString('hex')}`;
 
-/** Deletes every key under `prefix` (the test's own queues and records). */
+/**
+ * Deletes every key under `prefix` (the test's own queues and records), its partitions' included
+ * (`{<prefix>:3}:...`, `Partitions`).
+ */
 export async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-    cursor = next;
-    if (found.length > 0) await redis.del(...found);
-  } while (cursor !== '0');
+  const base = prefix.replaceAll(/[{}]/g, '');
+  for (const pattern of [`${prefix}:*`, `{${base}:*`]) {
+    let cursor = '0';
+    do {
+      const [next, found] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+      cursor = next;
+      if (found.length > 0) await redis.del(...found);
+    } while (cursor !== '0');
+  }
 }
 
 /** Keys under `prefix` matching `pattern` (a glob after the prefix). */

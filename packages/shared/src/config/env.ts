@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PwError } from '../errors.js';
 import { hasHashTag, parseRedisUrl } from '../redis.js';
+import { MAX_QUEUE_PARTITIONS } from '../queue/partitions.js';
 import type { FailureCode } from '../errors.js';
 
 /** Empty strings count as unset, so `FOO= npm start` means "use the default". */
@@ -140,6 +141,10 @@ export const commonEnv = {
     .meta({
       description: 'prefix of every Redis key (no `:` or spaces); `{pw}` for Redis Cluster',
     }),
+  QUEUE_PARTITIONS: envInt(1, { min: 1, max: MAX_QUEUE_PARTITIONS }).meta({
+    description:
+      'how many partitions the queues, streams and per-webhook state are split into, each under a hash tag of its own; it cannot change while work is in Redis (docs/operations.md → Partitions)',
+  }),
   SHUTDOWN_GRACE_MS: envInt(10_000).meta({
     description: 'how long shutdown waits for requests and jobs in flight (milliseconds)',
   }),
