@@ -99,8 +99,8 @@ export async function processAction(
   if (run.settings?.enabled === false) return skip(job, run, deps, 'disabled');
   const limited = run.settings && ActionLimits.applies(run.settings) ? run.settings : undefined;
   const call = callOf(run, job.data.event);
-  // One command: the out-of-order check, the circuit's admission and, when no slot is to be
-  // waited for and the event can fill the path, the call's start in the record.
+  // The out-of-order check, the circuit's admission and, when no slot is to be waited for and
+  // the event can fill the path, the call's start in the record (one command on a clean circuit).
   const begun = await deps.start.begin({
     webhookId,
     action,
@@ -114,6 +114,7 @@ export async function processAction(
     jobId: job.id ?? webhookId,
     order: job.timestamp,
     start: !limited && !('error' in call),
+    firstStart: job.attemptsStarted <= 1,
   });
   if (begun.stale) return skip(job, run, deps, 'stale');
   const { admission } = begun;

@@ -1,33 +1,22 @@
 import { keys, luaCommand, OUTCOME_CHANGE_CONSTANTS, SHARED_LUA, withCommand } from '@pw/shared';
 import type { OutcomeStore, RedisClient } from '@pw/shared';
-import { admissionOf } from './circuit-breaker.js';
-import type { Admission, CircuitBreaker, EnterReply } from './circuit-breaker.js';
-import {
-  CIRCUIT_ENTER_ARGS,
-  CIRCUIT_ENTER_KEYS,
-  RELEASED_AFTER_FAILED_PROBES,
-} from './circuit-scripts.js';
+import type { Admission, CircuitBreaker } from './circuit-breaker.js';
+import type { CircuitCopy } from './circuit-copy.js';
 import { WORKER_LUA } from './lua/lua-files.js';
 
 /**
- * The start of an action's try in one command (lua/action-start-9.lua): the out-of-order check,
- * the circuit's admission and the call's start in the outcome record, as `OutcomeStore.started`
- * does. `circuitEnter`'s keys and arguments follow the entity's key and ARGV[1..2].
+ * The start of an action's try in its webhook's partition (lua/action-start-4.lua): the
+ * out-of-order check and the call's start in the outcome record, as `OutcomeStore.started` does.
  */
 const ACTION_START = luaCommand({
   name: 'pwActionStart',
-  file: 'action-start-9.lua',
+  file: 'action-start-4.lua',
   sources: [WORKER_LUA, SHARED_LUA],
-  constants: {
-    ...OUTCOME_CHANGE_CONSTANTS,
-    RELEASED_AFTER_FAILED_PROBES,
-    ENTER_KEYS_END: 1 + CIRCUIT_ENTER_KEYS,
-    ENTER_ARGS_END: 2 + CIRCUIT_ENTER_ARGS,
-  },
+  constants: OUTCOME_CHANGE_CONSTANTS,
 });
 
 interface StartCommands {
-  pwActionStart(...args: (string | number)[]): Promise<[string, number?, number?, number?]>;
+  pwActionStart(...args: (string | number)[]): Promise<'stale' | 'started' | 'fresh'>;
 }
 
 /** What one action's try is about to do. */
@@ -44,41 +33,74 @@ export interface TryStart {
   order: number;
   /** Count the call as started when the circuit lets it through (nothing else comes first). */
   start: boolean;
+  /**
+   * The job's first start (`attemptsStarted` 1): it never failed, was never held, never waited
+   * and never stalled, so it has no failures against the target and no place in its line.
+   */
+  firstStart?: boolean;
 }
 
 /** A try's start: stale, or the circuit's admission and whether the call was counted started. */
 export type StartResult =
   { stale: true } | { stale: false; admission: Admission; started: boolean };
 
+/** A call through a closed and clean circuit: nothing to report unless it fails. */
+const UNTRACKED: Admission = { kind: 'call', tracked: false };
+
+/**
+ * The start of a try: out-of-order check, the circuit's admission, the call's start in the record.
+ * The circuit lives on the shared keys and the rest in the webhook's partition (two slots in a
+ * Redis Cluster), so they are two commands; a job's first start on a circuit this process's copy
+ * knows closed and clean needs no circuit command at all: one command in the partition, and no
+ * write to the shared keys (docs/reliability-and-security.md, the circuit breaker).
+ */
 export class ActionStart {
   private readonly redis: RedisClient & StartCommands;
 
   constructor(
     redis: RedisClient,
+    /** The partition's prefix: its entities' newest times and outcome records. */
     private readonly prefix: string,
     private readonly circuits: CircuitBreaker,
     private readonly outcomes: OutcomeStore,
+    private readonly copy?: CircuitCopy,
   ) {
     this.redis = withCommand<StartCommands>(redis, ACTION_START);
   }
 
   async begin(start: TryStart): Promise<StartResult> {
-    const enter = this.circuits.enterCommand(start.circuit, start.jobId, start.order);
+    if (start.firstStart && this.copy?.clean(start.circuit)) {
+      const begun = await this.inPartition(start, start.staleAfter, start.start);
+      if (begun === 'stale') return { stale: true };
+      return { stale: false, admission: UNTRACKED, started: begun === 'started' };
+    }
+    // The check first: a stale job is skipped, never held or made the probe.
+    if (start.staleAfter !== undefined) {
+      if ((await this.inPartition(start, start.staleAfter, false)) === 'stale') {
+        return { stale: true };
+      }
+    }
+    const admission = await this.circuits.enter(start.circuit, start.jobId, start.order);
+    const through = ['call', 'probe', 'released'].includes(admission.kind);
+    if (!start.start || !through) return { stale: false, admission, started: false };
+    await this.inPartition(start, undefined, true);
+    return { stale: false, admission, started: true };
+  }
+
+  /** The check (with `staleAfter`) and the start (`start`) in the partition; one command. */
+  private async inPartition(
+    start: TryStart,
+    staleAfter: number | undefined,
+    begin: boolean,
+  ): Promise<'stale' | 'started' | 'fresh'> {
+    if (staleAfter === undefined && !begin) return 'fresh';
     const change = this.outcomes.startedCommand(start.webhookId, start.action);
-    const [kind, n, newly, started] = await this.redis.pwActionStart(
+    return this.redis.pwActionStart(
       keys.latest(this.prefix, start.eventType, start.entityId ?? ''),
-      ...enter.keys,
       ...change.keys,
-      start.staleAfter ?? '',
-      start.start ? '1' : '0',
-      ...enter.args,
+      staleAfter ?? '',
+      begin ? '1' : '0',
       ...change.args,
     );
-    if (kind === 'stale') return { stale: true };
-    return {
-      stale: false,
-      admission: admissionOf([kind, n ?? 0, newly] as EnterReply),
-      started: started === 1,
-    };
   }
 }

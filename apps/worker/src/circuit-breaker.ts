@@ -1,4 +1,4 @@
-import { CircuitBoard, invalidArgument, withCommand } from '@pw/shared';
+import { channels, CircuitBoard, invalidArgument, withCommand } from '@pw/shared';
 import type { CircuitBoardSettings, CircuitState, RedisClient } from '@pw/shared';
 import { ENTER, LEAVE } from './circuit-scripts.js';
 
@@ -56,8 +56,11 @@ export interface CircuitBreakerSettings extends CircuitBoardSettings {
   /**
    * The key prefix of the held jobs (BullMQ's `queue.toKey('')`), so a job removed by hand while
    * first in line is passed over; without it, the next probe waits for a job that does not come.
+   * With partitions, the key of each job (its partition's queue's `toKey(jobId)`): the jobs then
+   * live under other hash tags than the circuit, so their keys are read by commands of their own,
+   * not by the circuit's scripts (a script's keys must share a slot in a Redis Cluster).
    */
-  jobKeyPrefix?: string;
+  jobKeyPrefix?: string | ((jobId: string) => string);
   /**
    * How long a held job waits before it looks again, unless it is the first in line (which comes
    * back for the next probe) or the circuit closes first (which wakes them all).
@@ -74,8 +77,8 @@ export interface CircuitBreakerSettings extends CircuitBoardSettings {
   jobFailuresKeptMs?: number;
 }
 
-/** The reply of `circuitEnter`: {kind, n, newly}. */
-export type EnterReply = [string, number, number?];
+/** The reply of `circuitEnter`: {kind, n, newly, first in line}. */
+export type EnterReply = [string, number, number?, string?];
 
 /** What `circuitEnter`'s reply means. */
 export function admissionOf([kind, n, newly]: EnterReply): Admission {
@@ -90,6 +93,9 @@ interface BreakerCommands {
     ...args: (string | number)[]
   ): Promise<[CircuitState, string, number, string?, number?]>;
 }
+
+/** Jobs removed by hand passed over in one look at the line (more wait for the next look). */
+const PASSED_OVER_AT_MOST = 10;
 
 /** How long a job's failures are kept by default (`jobFailuresKeptMs`). */
 const DAY_MS = 86_400_000;
@@ -128,12 +134,44 @@ export class CircuitBreaker extends CircuitBoard {
    */
   async enter(target: string, jobId: string, order: number, holdOnly = false): Promise<Admission> {
     const { keys, args } = this.enterCommand(target, jobId, order, holdOnly);
-    return admissionOf(await this.breaker.pwCircuitEnter(...keys, ...args));
+    let reply = await this.breaker.pwCircuitEnter(...keys, ...args);
+    let admission = admissionOf(reply);
+    // Jobs of other partitions: one removed by hand while first in line is passed over here.
+    for (let passed = 0; passed < PASSED_OVER_AT_MOST && reply[3]; passed++) {
+      if (await this.jobExists(reply[3])) break;
+      await this.redis.zrem(keys[1]!, reply[3]);
+      reply = await this.breaker.pwCircuitEnter(...keys, ...args);
+      const again = admissionOf(reply);
+      admission =
+        admission.kind === 'hold' && again.kind === 'hold'
+          ? { ...again, newly: admission.newly || again.newly }
+          : again;
+    }
+    return admission;
   }
 
-  /** The keys and arguments of `circuitEnter` (`CIRCUIT_ENTER_KEYS`, `CIRCUIT_ENTER_ARGS`). */
-  enterCommand(target: string, jobId: string, order: number, holdOnly = false) {
-    const { failureThreshold, probeIntervalMs, leaseMs, jobKeyPrefix } = this.breakerSettings;
+  /** False when `jobKeyPrefix` is a function and the job's key is gone. */
+  private async jobExists(jobId: string): Promise<boolean> {
+    const { jobKeyPrefix } = this.breakerSettings;
+    if (typeof jobKeyPrefix !== 'function') return true;
+    return (await this.redis.exists(jobKeyPrefix(jobId))) === 1;
+  }
+
+  /** The job first in line after `jobId`'s failed probe, passing over jobs removed by hand. */
+  private async nextInLine(target: string, jobId: string, first: string): Promise<string | null> {
+    let next: string | undefined = first;
+    for (let passed = 0; next && next !== jobId && passed < PASSED_OVER_AT_MOST; passed++) {
+      if (await this.jobExists(next)) return next;
+      const { held } = this.keys(target);
+      await this.redis.zrem(held, next);
+      [next] = await this.redis.zrange(held, '0', '0');
+    }
+    return next && next !== jobId ? next : null;
+  }
+
+  /** The keys and arguments of `circuit-enter-5.lua`. */
+  private enterCommand(target: string, jobId: string, order: number, holdOnly = false) {
+    const { failureThreshold, probeIntervalMs, leaseMs } = this.breakerSettings;
     const keys = this.keys(target);
     return {
       keys: [keys.circuit, keys.held, keys.inFlight, keys.targets, keys.failing(jobId)],
@@ -146,7 +184,7 @@ export class CircuitBreaker extends CircuitBoard {
         this.maxHoldMs,
         target,
         holdOnly ? '1' : '0',
-        jobKeyPrefix ?? '',
+        this.scriptJobKeyPrefix,
       ],
     };
   }
@@ -159,19 +197,20 @@ export class CircuitBreaker extends CircuitBoard {
 
   /** After the call of job `jobId` (or instead of it, `neutral`). */
   async leave(target: string, jobId: string, result: CallResult): Promise<Departure> {
-    const { failureThreshold, probeIntervalMs, jobKeyPrefix, jobFailuresKeptMs } =
-      this.breakerSettings;
+    const { failureThreshold, probeIntervalMs, jobFailuresKeptMs } = this.breakerSettings;
     const keys = this.keys(target);
     const [state, transition, failures, next, inMs] = await this.breaker.pwCircuitLeave(
       ...[keys.circuit, keys.inFlight, keys.targets, keys.held, keys.failing(jobId)],
       ...[jobId, result, failureThreshold, jittered(probeIntervalMs, this.random), target],
-      ...[jobKeyPrefix ?? '', jobFailuresKeptMs ?? DAY_MS],
+      ...[this.scriptJobKeyPrefix, jobFailuresKeptMs ?? DAY_MS],
+      channels.circuitChanged(this.settings.queuePrefix),
     );
+    const wake = next ? await this.nextInLine(target, jobId, next) : null;
     return {
       state,
       transition: transition === 'opened' || transition === 'closed' ? transition : null,
       failures,
-      wake: next ? { jobId: next, inMs: inMs ?? 0 } : null,
+      wake: wake ? { jobId: wake, inMs: inMs ?? 0 } : null,
     };
   }
 
@@ -179,6 +218,12 @@ export class CircuitBreaker extends CircuitBoard {
   async failedProbes(target: string, jobId: string): Promise<number> {
     const failing = this.keys(target).failing(jobId);
     return Number((await this.redis.hget(failing, 'failed_probes')) ?? 0);
+  }
+
+  /** The held jobs' key prefix the scripts check themselves ('' when `jobExists` does). */
+  private get scriptJobKeyPrefix(): string {
+    const { jobKeyPrefix } = this.breakerSettings;
+    return typeof jobKeyPrefix === 'string' ? jobKeyPrefix : '';
   }
 
   private get maxHoldMs(): number {

@@ -8,6 +8,7 @@ import {
 } from '@pw/shared';
 import type { ActionJobData, Logger } from '@pw/shared';
 import type { Admission, CallResult, CircuitBreaker, Departure } from './circuit-breaker.js';
+import type { CircuitCopy } from './circuit-copy.js';
 import { NETWORK_ERROR } from './partner-api.js';
 import type { WorkerMetrics } from './metrics.js';
 
@@ -33,7 +34,10 @@ export function circuitResult(error: unknown): CallResult {
 
 export interface CircuitGateDeps {
   circuits: CircuitBreaker;
-  actionsQueue: Queue<ActionJobData>;
+  /** The `actions` queue a job id belongs to: its webhook's partition's. */
+  queueOf: (jobId: string) => Queue<ActionJobData>;
+  /** This process's copy of the circuits, told at once of the changes it makes. */
+  copy?: CircuitCopy;
   metrics: WorkerMetrics;
   log: Logger;
 }
@@ -63,6 +67,8 @@ export class CircuitGate {
   /** Reports how the call went; returns the circuit's state after it. */
   async leave(target: string, job: Job<ActionJobData>, result: CallResult): Promise<Departure> {
     const departure = await this.deps.circuits.leave(target, job.id ?? job.data.webhook_id, result);
+    // The announcement reaches this process too; its own next try needs not wait for it.
+    if (result === 'unavailable' || departure.transition) this.deps.copy?.changed(target);
     if (departure.transition) this.changed(target, departure.transition, departure.failures);
     if (departure.wake) void this.wakeForProbe(target, departure.wake);
     return departure;
@@ -75,7 +81,7 @@ export class CircuitGate {
    */
   private async wakeForProbe(target: string, { jobId, inMs }: { jobId: string; inMs: number }) {
     try {
-      const job = await this.deps.actionsQueue.getJob(jobId);
+      const job = await this.deps.queueOf(jobId).getJob(jobId);
       if (job && (await job.isDelayed())) await job.changeDelay(inMs);
     } catch (error) {
       this.deps.log.debug({ err: error, target, job_id: jobId }, 'next in line not woken');
@@ -95,7 +101,7 @@ export class CircuitGate {
     }
     log.info({ target }, 'circuit closed: held actions resume');
     void this.deps.circuits
-      .wakeHeld(target, this.deps.actionsQueue)
+      .wakeHeld(target, this.deps.queueOf)
       .catch((error: unknown) =>
         log.warn(
           { err: error, target },

@@ -27,7 +27,3 @@ export const LEAVE = luaCommand({
   sources: [WORKER_LUA, SHARED_LUA],
   constants,
 });
-
-/** How many keys and arguments `circuitEnter` takes, for scripts that pass it their slices. */
-export const CIRCUIT_ENTER_KEYS = ENTER.numberOfKeys!;
-export const CIRCUIT_ENTER_ARGS = 9;

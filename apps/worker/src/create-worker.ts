@@ -1,20 +1,30 @@
-import { Queue, Worker } from 'bullmq';
-import { bullmqTelemetry, QUEUE_NAMES } from '@pw/shared';
-import type { ActionJobData, ActionsConfig, Logger, OutcomeStore, RedisClient } from '@pw/shared';
+import { Worker } from 'bullmq';
+import type { Job } from 'bullmq';
+import { bullmqTelemetry, duplicateRedis, QUEUE_NAMES } from '@pw/shared';
+import type {
+  ActionJobData,
+  ActionsConfig,
+  Logger,
+  OutcomeStore,
+  Partitions,
+  RedisClient,
+} from '@pw/shared';
 import { ActionLimits } from './action-limits.js';
 import { processAction } from './action-processor.js';
 import { ActionStart } from './action-start.js';
 import type { ActionProcessorDeps } from './action-processor.js';
 import { actionBackoff } from './backoff.js';
 import { CircuitBreaker } from './circuit-breaker.js';
+import { CircuitCopy } from './circuit-copy.js';
 import { CircuitGate } from './circuit-gate.js';
 import { circuitTarget } from './config.js';
 import type { PartnerTarget } from './config.js';
 import type { MarketTable } from './market-table.js';
 import type { WorkerMetrics } from './metrics.js';
 import type { PartnerApi } from './partner-api.js';
+import { PartitionQueues } from './partition-queues.js';
+import { SlotGate } from './slot-gate.js';
 import { recordStalledFailure } from './stalled-job-recorder.js';
-import type { StalledJobDeps } from './stalled-job-recorder.js';
 
 export interface WorkerDeps {
   /** BullMQ's connection (it makes its own blocking one from it). */
@@ -25,14 +35,18 @@ export interface WorkerDeps {
    * @defaultValue `connection`
    */
   storeConnection?: RedisClient;
-  queuePrefix: string;
-  outcomes: OutcomeStore;
+  /** The queue partitions (`QUEUE_PARTITIONS`); `partitions.shared` prefixes the circuits and limits. */
+  partitions: Partitions;
+  /** The partitions to take jobs from (`WORKER_PARTITIONS`). @defaultValue every partition */
+  workerPartitions?: readonly number[];
+  /** The outcome records of each partition, by partition index. */
+  outcomes: readonly OutcomeStore[];
   api: PartnerApi;
   targets: { fallback: PartnerTarget; byMarket: MarketTable<PartnerTarget> };
   actionsConfig: ActionsConfig;
   log: Logger;
   metrics: WorkerMetrics;
-  /** Jobs at once. @defaultValue 20 */
+  /** Jobs at once, over every partition taken. @defaultValue 20 */
   concurrency?: number;
   /** Lock duration; a dead worker's jobs are taken over after about this long. @defaultValue 30000 */
   lockMs?: number;
@@ -43,23 +57,28 @@ export interface WorkerDeps {
 }
 
 export interface RunningWorker {
+  /** The BullMQ worker of each partition taken, in partition order. */
+  workers: readonly Worker<ActionJobData>[];
+  /** The first of them: the only one with one partition. */
   actions: Worker<ActionJobData>;
+  /** The slots the partitions' workers share (none with one worker: BullMQ's concurrency). */
+  slots: SlotGate | undefined;
   /** Stops taking jobs and waits for active ones; `force` returns them to the queue at once. */
   close(force?: boolean): Promise<void>;
 }
 
-/** The options of the `actions` worker. */
+/** The options of each partition's `actions` worker. */
 function workerOptions(deps: WorkerDeps) {
   const lockDuration = deps.lockMs ?? 30_000;
   return {
     connection: deps.connection,
-    prefix: deps.queuePrefix,
     concurrency: deps.concurrency ?? 20,
     lockDuration,
     stalledInterval: lockDuration,
     maxStalledCount: deps.maxStalledCount ?? 3,
     // Back at work within a second once Redis is reachable again (BullMQ waits 15 s by default).
     runRetryDelay: 1000,
+    settings: { backoffStrategy: actionBackoff },
     // With tracing on: each job's span continues the trace of the request that queued it.
     ...bullmqTelemetry(),
   };
@@ -67,15 +86,22 @@ function workerOptions(deps: WorkerDeps) {
 
 /**
  * The circuits of this worker's targets (the default and one per market), named in Redis so the
- * dashboard lists them, and read at each scrape for `partner_circuit_open`.
+ * dashboard lists them, read at each scrape for `partner_circuit_open`, and copied in this
+ * process (`CircuitCopy`) so that a try on a clean circuit writes nothing to it.
  */
-function circuits(deps: WorkerDeps, actionsQueue: Queue<ActionJobData>, leaseMs: number) {
-  const store = new CircuitBreaker(deps.storeConnection ?? deps.connection, {
-    queuePrefix: deps.queuePrefix,
+function circuits(deps: WorkerDeps, queues: PartitionQueues, leaseMs: number) {
+  const stores = deps.storeConnection ?? deps.connection;
+  const { partitions } = deps;
+  const store = new CircuitBreaker(stores, {
+    queuePrefix: partitions.shared,
     failureThreshold: deps.circuit?.failureThreshold ?? 10,
     probeIntervalMs: deps.circuit?.probeIntervalMs ?? 5000,
     leaseMs,
-    jobKeyPrefix: actionsQueue.toKey(''),
+    // With partitions the held jobs live under other hash tags than the circuit.
+    jobKeyPrefix:
+      partitions.count === 1
+        ? queues.queue(0).toKey('')
+        : (jobId: string) => queues.ofJob(jobId).toKey(jobId),
   });
   const all = [deps.targets.fallback, ...deps.targets.byMarket.values()].map(circuitTarget);
   const targets = [...new Set(all)];
@@ -83,46 +109,106 @@ function circuits(deps: WorkerDeps, actionsQueue: Queue<ActionJobData>, leaseMs:
     .register(targets)
     .catch((error: unknown) => deps.log.warn({ err: error }, 'circuits not registered yet'));
   deps.metrics.watchCircuits(() => Promise.all(targets.map((target) => store.view(target))));
-  return { store, gate: new CircuitGate({ ...deps, circuits: store, actionsQueue }) };
+  const subscriber = duplicateRedis(stores, {
+    enableAutoPipelining: false,
+    connectionName: 'pw-worker-circuits',
+  });
+  subscriber.on('error', (error) => deps.log.warn({ err: error }, 'Redis connection error'));
+  const copy = new CircuitCopy(stores, subscriber, {
+    queuePrefix: partitions.shared,
+    refreshMs: deps.circuit?.probeIntervalMs ?? 5000,
+    log: deps.log,
+  });
+  void copy
+    .start(targets)
+    .catch((error: unknown) => deps.log.warn({ err: error }, 'circuit copy not started'));
+  const gate = new CircuitGate({
+    ...deps,
+    circuits: store,
+    copy,
+    queueOf: (id) => queues.ofJob(id),
+  });
+  return {
+    store,
+    gate,
+    copy,
+    stop() {
+      copy.stop();
+      subscriber.disconnect();
+    },
+  };
 }
 
+type ActionProcessor = (
+  job: Job<ActionJobData>,
+  token?: string,
+  signal?: AbortSignal,
+) => ReturnType<typeof processAction>;
+
 /**
- * The worker: the action processor on `actions` runs each action job the ingress's intake added
- * against the partner API, and a listener of its own failures records the jobs BullMQ fails for
- * stalling.
+ * The worker: one BullMQ worker on the `actions` queue of each partition taken, running the
+ * action processor on each job the ingress's intake added, and a listener of its own failures
+ * that records the jobs BullMQ fails for stalling. With several partitions, a `SlotGate` keeps
+ * `concurrency` the process's total of jobs at once.
  */
 export function createWorker(deps: WorkerDeps): RunningWorker {
-  const { connection, queuePrefix: prefix, log } = deps;
+  const { partitions, log } = deps;
   const options = workerOptions(deps);
-  // The circuit gate reads the jobs it holds, and wakes them, through it.
-  const actionsQueue = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection, prefix });
-  const stores = deps.storeConnection ?? connection;
+  const taken = deps.workerPartitions ?? partitions.all();
+  if (taken.length === 0) throw new RangeError('a worker takes jobs from one partition at least');
+  const queues = new PartitionQueues(deps.connection, partitions);
+  const stores = deps.storeConnection ?? deps.connection;
   // A slot, probe or in-flight lease of a worker that died is free again once its job could
   // have run its course.
   const leaseMs = options.lockDuration + 2 * deps.api.timeoutMs;
-  const limits = new ActionLimits(stores, prefix, leaseMs);
-  const circuit = circuits(deps, actionsQueue, leaseMs);
-  const start = new ActionStart(stores, prefix, circuit.store, deps.outcomes);
+  const limits = new ActionLimits(stores, partitions.shared, leaseMs);
+  const circuit = circuits(deps, queues, leaseMs);
 
-  const actionDeps: ActionProcessorDeps = { ...deps, start, limits, circuits: circuit.gate };
-  const actions = new Worker<ActionJobData>(
-    QUEUE_NAMES.actions,
-    (job, token, signal) => processAction(job, actionDeps, token, signal),
-    { ...options, settings: { backoffStrategy: actionBackoff } },
-  );
-
-  // No reader of the queue's event stream: BullMQ fails a job that stalled too often in the
-  // worker that takes it next, which tells only its own listeners.
-  const stalledDeps: StalledJobDeps = deps;
-  actions.on('failed', (job, error) => void recordStalledFailure(job, error, stalledDeps));
-
-  actions.on('error', (error) => log.error({ err: error }, 'worker error'));
+  const workers: Worker<ActionJobData>[] = [];
+  // While every slot is taken, each partition's worker fetches no more than the one job it has.
+  const slots =
+    taken.length > 1
+      ? new SlotGate(options.concurrency, (full) => {
+          for (const worker of workers) worker.concurrency = full ? 1 : options.concurrency;
+        })
+      : undefined;
+  for (const index of taken) {
+    const outcomes = deps.outcomes[index];
+    if (!outcomes) throw new RangeError(`no outcome store for partition ${index}`);
+    const prefix = partitions.prefix(index);
+    const start = new ActionStart(stores, prefix, circuit.store, outcomes, circuit.copy);
+    const actionDeps: ActionProcessorDeps = {
+      ...deps,
+      outcomes,
+      start,
+      limits,
+      circuits: circuit.gate,
+    };
+    const run: ActionProcessor = (job, token, signal) =>
+      processAction(job, actionDeps, token, signal);
+    const processor: ActionProcessor = slots
+      ? (job, token, signal) => slots.run(() => run(job, token, signal))
+      : run;
+    const worker = new Worker<ActionJobData>(QUEUE_NAMES.actions, processor, {
+      ...options,
+      prefix,
+    });
+    // No reader of the queue's event stream: BullMQ fails a job that stalled too often in the
+    // worker that takes it next, which tells only its own listeners.
+    const stalledDeps = { ...deps, outcomes };
+    worker.on('failed', (job, error) => void recordStalledFailure(job, error, stalledDeps));
+    worker.on('error', (error) => log.error({ err: error, partition: index }, 'worker error'));
+    workers.push(worker);
+  }
 
   return {
-    actions,
+    workers,
+    actions: workers[0]!,
+    slots,
     async close(force = false) {
-      await actions.close(force);
-      await actionsQueue.close();
+      await Promise.all(workers.map((worker) => worker.close(force)));
+      circuit.stop();
+      await queues.close();
     },
   };
 }

@@ -1,6 +1,7 @@
 // Composition root of the worker: the only place that reads the environment and builds clients.
 import { collectDefaultMetrics } from 'prom-client';
 import {
+  claimPartitionCount,
   configOrExit,
   createHealthServer,
   createLogger,
@@ -8,6 +9,7 @@ import {
   duplicateRedis,
   onShutdownSignals,
   OutcomeStore,
+  PartitionCountError,
   TokenManager,
 } from '@pw/shared';
 import { loadWorkerConfig } from './config.js';
@@ -37,6 +39,14 @@ const stores = duplicateRedis(connection, {
 });
 stores.on('error', (error) => log.warn({ err: error }, 'Redis connection error'));
 
+try {
+  await claimPartitionCount(stores, config.partitions);
+} catch (error) {
+  if (!(error instanceof PartitionCountError)) throw error;
+  log.fatal(error.message);
+  process.exit(1);
+}
+
 const tokens = new TokenManager({
   onRequest: (outcome, credentials) => {
     metrics.tokenRequests.inc({ outcome });
@@ -54,11 +64,13 @@ const api = new PartnerApi({
 const worker = createWorker({
   connection,
   storeConnection: stores,
-  queuePrefix: config.QUEUE_PREFIX,
-  outcomes: new OutcomeStore(stores, {
-    queuePrefix: config.QUEUE_PREFIX,
-    recordTtlSeconds: config.RECORD_TTL_SECONDS,
-  }),
+  partitions: config.partitions,
+  workerPartitions: config.workerPartitions,
+  // One store per partition: a webhook's record lives in its partition.
+  outcomes: config.partitions.prefixes.map(
+    (queuePrefix) =>
+      new OutcomeStore(stores, { queuePrefix, recordTtlSeconds: config.RECORD_TTL_SECONDS }),
+  ),
   api,
   targets: config.targets,
   actionsConfig: config.actions,
@@ -78,6 +90,10 @@ health.listen(config.WORKER_HEALTH_PORT, () => {
     {
       health_port: config.WORKER_HEALTH_PORT,
       concurrency: config.WORKER_CONCURRENCY,
+      partitions:
+        config.workerPartitions.length === config.partitions.count
+          ? `all ${config.partitions.count}`
+          : config.workerPartitions.join(','),
       api: config.API_BASE_URL,
       auth: `${config.AUTH_URL} realm ${config.AUTH_REALM}`,
       markets: [...config.targets.byMarket.keys()],

@@ -1,5 +1,11 @@
 import { Redis } from 'ioredis';
-import { createLogger, DEFAULT_ACTIONS_CONFIG, OutcomeStore, TokenManager } from '@pw/shared';
+import {
+  createLogger,
+  DEFAULT_ACTIONS_CONFIG,
+  OutcomeStore,
+  Partitions,
+  TokenManager,
+} from '@pw/shared';
 import type {
   AcceptedWebhook,
   ActionsConfig,
@@ -21,7 +27,9 @@ export type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 export interface WorkerHarness {
   sandbox: Sandbox;
   worker: RunningWorker;
-  outcomes: OutcomeStore;
+  partitions: Partitions;
+  /** The outcome records of each partition, by index. */
+  outcomes: OutcomeStore[];
   tokens: TokenManager;
   metrics: WorkerMetrics;
   prefix: string;
@@ -29,7 +37,8 @@ export interface WorkerHarness {
   target: PartnerTarget;
   /**
    * Takes a webhook in as the ingress does (the shared intake: its record and its action jobs in
-   * one transaction); throws for a repeat of an event already taken in.
+   * one transaction); throws for a repeat of an event already taken in. With partitions, in its
+   * entity's partition, under an id made anew for it (set on `data`), as the ingress makes it.
    */
   enqueue(data: WebhookJobData): Promise<AcceptedWebhook>;
   /** The outcome once every action has finished. */
@@ -58,6 +67,11 @@ export interface WorkerHarnessOptions {
   /** The jobs' lock (and stalled check interval), and how often a job may stall. */
   lockMs?: number;
   maxStalledCount?: number;
+  /** `QUEUE_PARTITIONS`, and the `WORKER_PARTITIONS` taken. @defaultValue 1, and all */
+  partitions?: number;
+  workerPartitions?: number[];
+  /** `WORKER_CONCURRENCY`. @defaultValue 10 */
+  concurrency?: number;
 }
 
 /** The sandbox's partner API with its identity provider's client; `baseUrl`: another API's. */
@@ -94,7 +108,11 @@ export async function startWorkerHarness(
     retryDelayMs: 50,
     onRequest: (outcome) => metrics.tokenRequests.inc({ outcome }),
   });
-  const outcomes = new OutcomeStore(client, { queuePrefix: prefix, recordTtlSeconds: 3600 });
+  const partitions = new Partitions(prefix, options.partitions ?? 1);
+  const outcomes = partitions.prefixes.map(
+    (queuePrefix) => new OutcomeStore(client, { queuePrefix, recordTtlSeconds: 3600 }),
+  );
+  const outcomesOf = (webhookId: string) => outcomes[partitions.ofWebhookId(webhookId)]!;
   const fallback = sandboxTarget(sandbox);
   const api = new PartnerApi({ tokens, timeoutMs: 5000 });
   const actionsConfig = options.actionsConfig ?? DEFAULT_ACTIONS_CONFIG;
@@ -104,37 +122,45 @@ export async function startWorkerHarness(
   };
   const worker = createWorker({
     connection,
-    queuePrefix: prefix,
+    partitions,
+    workerPartitions: options.workerPartitions,
     outcomes,
     api,
     targets: { fallback, byMarket: marketTable(options.byMarket ?? {}) },
     actionsConfig,
     log: createLogger({ name: 'worker-test', level: 'silent' }),
     metrics,
-    concurrency: 10,
+    concurrency: options.concurrency ?? 10,
     circuit: options.circuit,
     lockMs: options.lockMs,
     maxStalledCount: options.maxStalledCount,
   });
   // The ingress's ACTIONS_CONFIG is the worker's, as in a deployment sharing one configuration.
-  const intake = startIntake(client, prefix, { actionsConfig, retry, recordTtlSeconds: 3600 });
+  const intakes = partitions.prefixes.map((queuePrefix) =>
+    startIntake(client, queuePrefix, { actionsConfig, retry, recordTtlSeconds: 3600 }),
+  );
   return {
     sandbox,
     worker,
+    partitions,
     outcomes,
     tokens,
     metrics,
     prefix,
     target: fallback,
-    enqueue: (data) => intake.add(data),
+    enqueue(data) {
+      const partition = partitions.ofEntity(data.entity_id);
+      if (partitions.count > 1) data.webhook_id = partitions.newWebhookId(partition);
+      return intakes[partition]!.add(data);
+    },
     until: (webhookId, condition) =>
-      outcomes.waitUntil(webhookId, subscriber, condition, { timeoutMs: 15_000 }),
+      outcomesOf(webhookId).waitUntil(webhookId, subscriber, condition, { timeoutMs: 15_000 }),
     finished: (webhookId, timeoutMs = 15_000) =>
-      outcomes.waitUntilFinished(webhookId, subscriber, { timeoutMs }),
+      outcomesOf(webhookId).waitUntilFinished(webhookId, subscriber, { timeoutMs }),
     async close() {
       await worker.close(true);
       await api.close();
-      await intake.close();
+      await Promise.all(intakes.map((intake) => intake.close()));
       await deleteKeys(client, prefix);
       subscriber.disconnect();
       client.disconnect();

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { circuitKeys } from '@pw/shared';
+import { channels, circuitKeys } from '@pw/shared';
 
 export interface OpenCircuit {
   /** Consecutive retryable failures that opened it. */
@@ -33,5 +33,7 @@ export async function openCircuit(
     next_probe_at: now + circuit.probeInMs,
   });
   for (const job of circuit.held) transaction.zadd(keys.held, job.order, job.id);
+  // As every change to a circuit is: the workers' copies hear of it.
+  transaction.publish(channels.circuitChanged(queuePrefix), target);
   await transaction.exec();
 }

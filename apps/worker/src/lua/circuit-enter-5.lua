@@ -26,7 +26,9 @@
         {'released', 0} call though the circuit is open: the job's probe failed
           `RELEASED_AFTER_FAILED_PROBES` times while the target answered others
         {'wait', 0} the target is suspect and enough calls are in flight: try again in a moment
-        {'hold', ms, newly} the circuit is open: hold the job ms (newly = 1 when it was not held)
+        {'hold', ms, newly[, first]} the circuit is open: hold the job ms (newly = 1 when it was
+          not held); `first`: the job first in line when it is another (with no held jobs' key
+          prefix, the caller checks that it still exists)
 ]]
 --- @include "includes/circuitEnter"
 return circuitEnter(KEYS, ARGV)

@@ -23,6 +23,8 @@
       ARGV[5]  the target
       ARGV[6]  the held jobs' key prefix, to pass over jobs removed by hand ('' for none)
       ARGV[7]  ms to keep the job's failures after its last
+      ARGV[8]  the channel that announces a change to the circuit (the target is published when it
+               opens, closes, or turns clean or suspect: the workers' copies listen)
 
     Output:
       {state, transition ('opened', 'closed', '' for none), failures}, and after a failed probe
@@ -38,6 +40,8 @@ local c = redis.call('HMGET', KEYS[1], 'state', 'failures', 'manual', 'probe_job
 local state = c[1] or 'closed'
 local failures = tonumber(c[2] or '0')
 local wasProbe = c[4] == job
+local wasClean = state ~= 'open' and failures == 0 and c[5] == '1'
+local function announce() redis.call('PUBLISH', ARGV[8], ARGV[5]) end
 if result == 'neutral' then
   if wasProbe then redis.call('HDEL', KEYS[1], 'probe_job', 'probe_until') end
   return {state, '', failures}
@@ -52,11 +56,13 @@ if result == 'answered' then
     redis.call('HSET', KEYS[1], 'state', 'closed', 'since', now, 'answered_at', now)
     redis.call('HSET', KEYS[1], 'failures', 0, 'warm', 1)
     redis.call('HDEL', KEYS[1], 'probe_job', 'probe_until', 'next_probe_at')
+    announce()
     return {'closed', 'closed', 0}
   end
   -- Every first answer after a failure is reported (the target is suspect until then).
   if failures ~= 0 or c[5] ~= '1' then
     redis.call('HSET', KEYS[1], 'failures', 0, 'warm', 1, 'answered_at', now)
+    announce()
   end
   return {'closed', '', 0}
 end
@@ -65,6 +71,7 @@ failures = redis.call('HINCRBY', KEYS[1], 'failures', 1)
 redis.call('HSET', KEYS[1], 'warm', 0)
 redis.call('HSETNX', KEYS[5], 'first_failure_at', now)
 redis.call('PEXPIRE', KEYS[5], ARGV[7])
+if wasClean then announce() end
 if state == 'open' then
   if wasProbe then
     redis.call('HSET', KEYS[1], 'next_probe_at', now + interval)
@@ -88,6 +95,7 @@ end
 if failures >= threshold then
   redis.call('HSET', KEYS[1], 'state', 'open', 'since', now, 'next_probe_at', now + interval)
   redis.call('HDEL', KEYS[1], 'probe_job', 'probe_until')
+  if not wasClean then announce() end
   return {'open', 'opened', failures}
 end
 return {'closed', '', failures}

@@ -1,6 +1,7 @@
 import type { Queue } from 'bullmq';
 import { SHARED_LUA } from '../lua/lua-files.js';
 import { luaCommand } from '../lua/lua-script.js';
+import { channels } from '../queue/queues.js';
 import { withCommand } from '../redis.js';
 import type { RedisClient } from '../redis.js';
 import { circuitKeys, circuitTargetsKey } from './circuit-keys.js';
@@ -60,6 +61,8 @@ export class CircuitBoard {
   async override(target: string, state: CircuitState): Promise<'opened' | 'closed' | null> {
     const { circuit, targets } = this.keys(target);
     const transition = await this.redis.pwCircuitOverride(circuit, targets, state, target);
+    // Every worker's copy of the circuit hears of it (apps/worker's `CircuitCopy`).
+    await this.redis.publish(channels.circuitChanged(this.settings.queuePrefix), target);
     return transition === 'opened' || transition === 'closed' ? transition : null;
   }
 
@@ -72,16 +75,17 @@ export class CircuitBoard {
    * Moves the jobs the circuit held back to waiting, in their order (each goes to the end of the
    * line, so they are taken in this order), and returns how many. A job no longer delayed (taken
    * already, removed) is passed over. Should this process die half-way, the others come back on
-   * their own after their hold.
+   * their own after their hold. `queue`: the `actions` queue, or with partitions the one of each
+   * job's partition (`queueOf(jobId)`).
    */
-  async wakeHeld(target: string, queue: Queue): Promise<number> {
+  async wakeHeld(target: string, queue: Queue | ((jobId: string) => Queue)): Promise<number> {
     const { held } = this.keys(target);
     // Taken off the list at once: a job held again meanwhile is listed anew.
     const [[, listed] = [null, []]] =
       (await this.redis.multi().zrange(held, '0', '-1').del(held).exec()) ?? [];
     let woken = 0;
     for (const id of listed as string[]) {
-      const job = await queue.getJob(id);
+      const job = await (typeof queue === 'function' ? queue(id) : queue).getJob(id);
       if (!job || !(await job.isDelayed())) continue;
       await job.promote().then(
         () => woken++,

@@ -40,6 +40,11 @@ export const channels = {
   outcomeChanged: (prefix: string) => `${prefix}:outcome-changed`,
   /** The time of every replacement of the routing rules (each ingress re-reads them). */
   rulesChanged: (prefix: string) => `${prefix}:rules-changed`,
+  /**
+   * The target of every change to a circuit that opens, closes or overrides it, or makes it clean
+   * or suspect (each worker's copy of the circuits listens; shared prefix).
+   */
+  circuitChanged: (prefix: string) => `${prefix}:circuit-changed`,
 };
 
 /** What the worker counts per minute, for the console's trends (`keys.actionCounts`). */

@@ -1,7 +1,6 @@
 --[[
-  circuitEnter(KEYS, ARGV): the admission of a job before its call, for `circuit-enter-5.lua` and
-  for scripts that admit with other checks (`action-start-9.lua`). KEYS, ARGV and the reply are
-  those of `circuit-enter-5.lua`.
+  circuitEnter(KEYS, ARGV): the admission of a job before its call (`circuit-enter-5.lua`, whose
+  KEYS, ARGV and reply these are).
 ]]
 --- @include "includes/nowMs"
 --- @include "includes/circuitLine"
@@ -49,5 +48,5 @@ local first = circuitFirstInLine(KEYS[2], ARGV[9], job)
 if first == job and c[5] ~= '1' then
   return {'hold', math.max(tonumber(c[3] or '0') - now, math.floor(interval / 10), 50), newly}
 end
-return {'hold', maxHold, newly}
+return {'hold', maxHold, newly, first or ''}
 end

@@ -1,6 +1,6 @@
 --[[
   outcomeChange(KEYS, ARGV): one change to an outcome record, for `outcome-change-3.lua` and for
-  scripts that make it with other checks (the worker's `action-start-9.lua`). KEYS and ARGV are
+  scripts that make it with other checks (the worker's `action-start-4.lua`). KEYS and ARGV are
   those of `outcome-change-3.lua`; returns 1, or 0 when the record is gone.
 ]]
 --- @include "includes/outcomeSnapshot"

@@ -1,0 +1,26 @@
+--[[
+  The start of an action's try, in its webhook's partition: the out-of-order check and (when
+  asked) the call's start in the outcome record (@pw/shared's includes/outcomeChange), so that a
+  call is counted before it is made. The circuit's admission lives on the shared keys, another
+  slot in a Redis Cluster: it is a command of its own (`circuit-enter-5.lua`), which a worker
+  passes over while its copy of the circuit says closed and clean (see `ActionStart`).
+
+    Input:
+      KEYS[1] the entity's newest event time
+      KEYS[2..4] the outcome record's keys, those of `outcome-change-3.lua`
+
+      ARGV[1]  the event's time in ms ('': not checked)
+      ARGV[2]  '1' to start the call
+      ARGV[3...] the arguments of `outcome-change-3.lua`
+
+    Output:
+      'stale' when a newer event for the entity came first (nothing else done), 'started' when
+      the call was started (counted in the record), else 'fresh'
+]]
+--- @include "includes/outcomeChange"
+if ARGV[1] ~= '' and tonumber(redis.call('GET', KEYS[1]) or '-1') > tonumber(ARGV[1]) then
+  return 'stale'
+end
+if ARGV[2] ~= '1' then return 'fresh' end
+outcomeChange({unpack(KEYS, 2)}, {unpack(ARGV, 3)})
+return 'started'
