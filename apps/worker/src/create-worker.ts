@@ -63,6 +63,8 @@ export interface RunningWorker {
   actions: Worker<ActionJobData>;
   /** The slots the partitions' workers share (none with one worker: BullMQ's concurrency). */
   slots: SlotGate | undefined;
+  /** This process's copy of the circuits. */
+  circuitCopy: CircuitCopy;
   /** Stops taking jobs and waits for active ones; `force` returns them to the queue at once. */
   close(force?: boolean): Promise<void>;
 }
@@ -205,6 +207,7 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
     workers,
     actions: workers[0]!,
     slots,
+    circuitCopy: circuit.copy,
     async close(force = false) {
       await Promise.all(workers.map((worker) => worker.close(force)));
       circuit.stop();

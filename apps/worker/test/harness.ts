@@ -72,6 +72,10 @@ export interface WorkerHarnessOptions {
   workerPartitions?: number[];
   /** `WORKER_CONCURRENCY`. @defaultValue 10 */
   concurrency?: number;
+  /** The Redis to run on. @defaultValue the tests' shared one */
+  redisUrl?: string;
+  /** The partner-API client, made with the harness's tokens. @defaultValue a `PartnerApi` */
+  api?: (tokens: TokenManager) => PartnerApi;
 }
 
 /** The sandbox's partner API with its identity provider's client; `baseUrl`: another API's. */
@@ -100,8 +104,9 @@ export async function startWorkerHarness(
       accessTokenTtlSeconds: options.tokenTtlSeconds,
     }));
   const prefix = uniquePrefix();
-  const connection = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
-  const client = new Redis(testRedisUrl(), { maxRetriesPerRequest: 1 });
+  const redisUrl = options.redisUrl ?? testRedisUrl();
+  const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const client = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
   const subscriber = client.duplicate();
   const metrics = new WorkerMetrics();
   const tokens = new TokenManager({
@@ -114,7 +119,7 @@ export async function startWorkerHarness(
   );
   const outcomesOf = (webhookId: string) => outcomes[partitions.ofWebhookId(webhookId)]!;
   const fallback = sandboxTarget(sandbox);
-  const api = new PartnerApi({ tokens, timeoutMs: 5000 });
+  const api = options.api?.(tokens) ?? new PartnerApi({ tokens, timeoutMs: 5000 });
   const actionsConfig = options.actionsConfig ?? DEFAULT_ACTIONS_CONFIG;
   const retry = {
     attempts: options.attempts ?? 4,

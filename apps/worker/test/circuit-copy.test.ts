@@ -1,0 +1,105 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PrivateRedis } from '@pw/test-utils';
+import { circuitTarget } from '../src/config.js';
+import { webhookJob } from './fixtures.js';
+import { startWorkerHarness } from './harness.js';
+import type { WorkerHarness } from './harness.js';
+
+// The worker's copy of the circuits, against a Redis of the test's own that MONITOR watches: a
+// success on a closed and clean circuit writes nothing to the shared keys; a failure brings the
+// circuit's commands back until the target answers again.
+
+/** Commands that only read. */
+const READS = new Set(['hmget', 'hget', 'hgetall', 'zcard', 'zrange', 'zscore', 'smembers']);
+
+let server: PrivateRedis;
+let h: WorkerHarness;
+let shared: string;
+
+interface Seen {
+  /** `lua` for a command a script ran, else the client's address. */
+  source: string;
+  args: string[];
+}
+
+/** Every command Redis runs while `during` does, as MONITOR reports it. */
+async function watch(during: () => Promise<void>): Promise<Seen[]> {
+  const monitor = await new Redis(server.url).monitor();
+  const seen: Seen[] = [];
+  const marker = `end of watch ${Math.random()}`;
+  const ended = new Promise<void>((resolve) =>
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (args[1] === marker) resolve();
+      else seen.push({ source, args });
+    }),
+  );
+  const client = new Redis(server.url);
+  try {
+    await during();
+    // Every command before the marker has been reported once the marker is.
+    await client.echo(marker);
+    await ended;
+  } finally {
+    client.disconnect();
+    monitor.disconnect();
+  }
+  return seen;
+}
+
+/** The commands that wrote under the shared prefix (or published on its channels). */
+const sharedWrites = (seen: Seen[]) =>
+  seen.filter(
+    ({ args: [command, ...rest] }) =>
+      !READS.has(command!.toLowerCase()) && rest.some((arg) => arg.startsWith(`${shared}:`)),
+  );
+
+const drain = async (count: number) => {
+  const jobs = Array.from({ length: count }, () => webhookJob('quote', 'approved'));
+  for (const job of jobs) await h.enqueue(job);
+  for (const job of jobs) expect((await h.finished(job.webhook_id)).state).toBe('completed');
+};
+
+beforeAll(async () => {
+  server = await PrivateRedis.start();
+  h = await startWorkerHarness({
+    redisUrl: server.url,
+    partitions: 2,
+    circuit: { failureThreshold: 10, probeIntervalMs: 200 },
+  });
+  shared = h.partitions.shared;
+});
+afterAll(async () => {
+  await h.close();
+  await server.stop();
+});
+
+describe("the worker's copy of the circuits", { timeout: 60_000 }, () => {
+  it('a success on a clean circuit writes nothing shared; after a failure the circuit is asked again', async () => {
+    const target = circuitTarget(h.target);
+    // A target never answered is suspect: its first answer is reported, then the copy hears it.
+    await drain(1);
+    await expect.poll(() => h.worker.circuitCopy.clean(target)).toBe(true);
+
+    const clean = await watch(() => drain(10));
+    expect(sharedWrites(clean)).toEqual([]);
+    // MONITOR did see the tries: their starts in the partitions.
+    const starts = clean.filter(({ args }) => args.some((arg) => arg.includes('}:outcome:')));
+    expect(starts.length).toBeGreaterThanOrEqual(30);
+
+    const afterFailure = await watch(async () => {
+      h.sandbox.api.failNext({ path: /.*/, status: 503, times: 1 });
+      await drain(1);
+    });
+    const circuitKey = `${shared}:circuit:${target}`;
+    const ran = (command: string, key: string) =>
+      afterFailure.some(
+        ({ source, args }) => source === 'lua' && args[0] === command && args[1] === key,
+      );
+    // The failure counted, the circuit announced as suspect, the retry admitted by the circuit.
+    expect(ran('HINCRBY', circuitKey)).toBe(true);
+    expect(ran('PUBLISH', `${shared}:circuit-changed`)).toBe(true);
+    expect(ran('ZADD', `${circuitKey}:in-flight`)).toBe(true);
+    await expect.poll(() => h.worker.circuitCopy.clean(target)).toBe(true);
+  });
+});
