@@ -93,16 +93,15 @@ export function sandboxTarget(sandbox: Sandbox, baseUrl = sandbox.env.API_BASE_U
 }
 
 /** The real worker on its own queue prefix, against the real sandbox IdP and partner API. */
+/** The sandbox given, or one of the harness's own. */
+const sandboxOf = async (options: WorkerHarnessOptions): Promise<Sandbox> =>
+  options.sandbox ??
+  (await startSandbox({ idpPort: 0, apiPort: 0, accessTokenTtlSeconds: options.tokenTtlSeconds }));
+
 export async function startWorkerHarness(
   options: WorkerHarnessOptions = {},
 ): Promise<WorkerHarness> {
-  const sandbox =
-    options.sandbox ??
-    (await startSandbox({
-      idpPort: 0,
-      apiPort: 0,
-      accessTokenTtlSeconds: options.tokenTtlSeconds,
-    }));
+  const sandbox = await sandboxOf(options);
   const prefix = uniquePrefix();
   const redisUrl = options.redisUrl ?? testRedisUrl();
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
