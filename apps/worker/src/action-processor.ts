@@ -213,8 +213,9 @@ async function skip(
   reason: SkipReason,
 ): Promise<{ skipped: SkipReason }> {
   const { webhook_id: webhookId, action } = job.data;
-  // A job held before it became stale must not stay first in line for the next probe.
-  await deps.circuits.forget(run.circuit, job);
+  // A job held before it became stale must not stay first in line for the next probe (on its
+  // first start it was never held: nothing shared to write).
+  if (job.attemptsStarted > 1) await deps.circuits.forget(run.circuit, job);
   await deps.outcomes.skipped(webhookId, action, reason);
   deps.metrics.actions.inc({ action, outcome: `skipped_${reason}` });
   if (deps.log.isLevelEnabled('info')) run.log.info(SKIP_MESSAGES[reason]);

@@ -1,7 +1,9 @@
 import { Queue, Worker } from 'bullmq';
 import { describe, expect, it } from 'vitest';
+import { actionJobId, Partitions } from '@pw/shared';
 import { redisPerTest } from '@pw/test-utils';
 import { CircuitBreaker } from '../src/circuit-breaker.js';
+import { PartitionQueues, webhookIdOfJob } from '../src/partition-queues.js';
 import type { CircuitBreakerSettings } from '../src/circuit-breaker.js';
 
 // The circuit breaker (lua/circuit-enter-5.lua, lua/circuit-leave-5.lua): the shared circuit
@@ -18,6 +20,20 @@ const store = (settings: Partial<CircuitBreakerSettings> = {}) =>
     leaseMs: 30_000,
     ...settings,
   });
+
+/** An action job of the partition its id names, asleep as a held job is. */
+const addDelayed = (queues: PartitionQueues, jobId: string) =>
+  queues.ofJob(jobId).add(
+    'notify_customer',
+    {
+      webhook_id: webhookIdOfJob(jobId),
+      action: 'notify_customer',
+      event_type: 'quote.status_changed',
+      event: {},
+      backoff: { type: 'fixed', delay_ms: 20 },
+    },
+    { jobId, delay: 600_000 },
+  );
 
 /** Calls that get an answer, so the target is known to answer (not suspect). */
 async function warm(circuits: CircuitBreaker) {
@@ -327,5 +343,65 @@ describe('a poison input is told from an outage', () => {
     await circuits.leave(TARGET, 'answered', 'answered');
     await circuits.forget(TARGET, 'skipped');
     expect(await t.redis.exists(failing('answered'), failing('skipped'))).toBe(0);
+  });
+});
+
+describe('held jobs of several partitions', () => {
+  it('with partitions, a job removed by hand is passed over as well, though its key is in another slot', async () => {
+    const partitions = new Partitions(t.prefix, 2);
+    const queues = new PartitionQueues(t.redis, partitions);
+    try {
+      const circuits = store({
+        probeIntervalMs: 100,
+        maxHoldMs: 90_000,
+        jobKeyPrefix: (jobId) => queues.ofJob(jobId).toKey(jobId),
+      });
+      await warm(circuits);
+      for (const id of ['a', 'b', 'c']) await circuits.leave(TARGET, id, 'unavailable');
+      const [gone, next, last] = [0, 1, 0].map((partition) =>
+        actionJobId(partitions.newWebhookId(partition), 'notify_customer'),
+      ) as [string, string, string];
+      for (const id of [gone, next, last]) {
+        await addDelayed(queues, id);
+      }
+      expect((await circuits.enter(TARGET, gone, 1)).kind).toBe('hold');
+      await (await queues.ofJob(gone).getJob(gone))!.remove();
+      const second = await circuits.enter(TARGET, next, 2);
+      expect(second.kind === 'hold' && second.delayMs).toBeLessThan(90_000);
+      expect(await circuits.held(TARGET)).toEqual([next]);
+      // After a failed probe, a job removed by hand is not the one named to be woken.
+      expect((await circuits.enter(TARGET, last, 3)).kind).toBe('hold');
+      await (await queues.ofJob(last).getJob(last))!.remove();
+      await probeDue(circuits);
+      expect(await circuits.enter(TARGET, next, 2)).toEqual({ kind: 'probe' });
+      expect((await circuits.leave(TARGET, next, 'unavailable')).wake).toBeNull();
+      expect(await circuits.held(TARGET)).toEqual([next]);
+    } finally {
+      await queues.close();
+    }
+  });
+
+  it('closing wakes the held jobs of every partition', async () => {
+    const partitions = new Partitions(t.prefix, 2);
+    const queues = new PartitionQueues(t.redis, partitions);
+    try {
+      const circuits = store();
+      await warm(circuits);
+      for (const id of ['a', 'b', 'c']) await circuits.leave(TARGET, id, 'unavailable');
+      const ids = [0, 1].map((partition) =>
+        actionJobId(partitions.newWebhookId(partition), 'notify_customer'),
+      );
+      for (const [order, id] of ids.entries()) {
+        await addDelayed(queues, id);
+        expect((await circuits.enter(TARGET, id, order)).kind).toBe('hold');
+      }
+      expect(await circuits.override(TARGET, 'closed')).toBe('closed');
+      expect(await circuits.wakeHeld(TARGET, (id) => queues.ofJob(id))).toBe(2);
+      for (const [partition, id] of ids.entries()) {
+        expect(await queues.queue(partition).getJobState(id)).toBe('waiting');
+      }
+    } finally {
+      await queues.close();
+    }
   });
 });
