@@ -1,0 +1,33 @@
+import { Queue } from 'bullmq';
+import { describe, expect, it } from 'vitest';
+import { QUEUE_NAMES } from '@pw/shared';
+import { ChildRun, freePort, redisPerTest, testRedisUrl } from '@pw/test-utils';
+
+// The worker process refuses to start under another partition count than the one its Redis holds
+// work under, in one line (docs/operations.md, changing the partition count).
+
+const t = redisPerTest();
+
+describe('the worker at start', { timeout: 60_000 }, () => {
+  it('exits 1 with one line when QUEUE_PARTITIONS differs from the count work waits under', async () => {
+    const queue = new Queue(QUEUE_NAMES.actions, { connection: t.redis, prefix: t.prefix });
+    await queue.add('notify_customer', {}, { delay: 600_000 });
+    await queue.close();
+    const run = ChildRun.tsx('apps/worker/src/main.ts', {
+      REDIS_URL: testRedisUrl(),
+      QUEUE_PREFIX: t.prefix,
+      QUEUE_PARTITIONS: '2',
+      WORKER_HEALTH_PORT: String(await freePort()),
+      AUTH_URL: 'http://127.0.0.1:9',
+      AUTH_REALM: 'realm',
+      AUTH_CLIENT_ID: 'client',
+      AUTH_CLIENT_SECRET: 'secret',
+      API_BASE_URL: 'http://127.0.0.1:9',
+    });
+    expect(await run.exited).toBe(1);
+    const fatal = run.output.split('\n').filter((line) => line.includes('QUEUE_PARTITIONS is 2'));
+    expect(fatal).toHaveLength(1);
+    expect(fatal[0]).toMatch(/work stored under 1 partition \(1 action jobs\)/);
+    expect(run.output).not.toMatch(/worker running/);
+  });
+});
