@@ -1,12 +1,21 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEAD_LETTER_MIN_SECONDS, keys, OutcomeStore, recordStreamKey } from '@pw/shared';
+import {
+  circuitKeys,
+  createLogger,
+  DEAD_LETTER_MIN_SECONDS,
+  keys,
+  OutcomeStore,
+  recordStreamKey,
+} from '@pw/shared';
 import { deleteKeys, newTestRedis, uniquePrefix } from '@pw/test-utils';
 import { ActionStart } from '../src/action-start.js';
 import type { TryStart } from '../src/action-start.js';
 import { CircuitBreaker } from '../src/circuit-breaker.js';
+import { CircuitCopy } from '../src/circuit-copy.js';
 
-// lua/action-start-9.lua, through the `ActionStart` that runs it, against a real Redis: the
-// out-of-order check, the circuit's admission and the call's start in the record, in one command.
+// lua/action-start-4.lua and the circuit's admission before it, through the `ActionStart` that
+// runs them, against a real Redis: the out-of-order check, the circuit's admission and the call's
+// start in the record; on a first start through a circuit known clean, the partition's alone.
 
 const TARGET = 'http://partner.test v1/webhooks';
 let redis: ReturnType<typeof newTestRedis>;
@@ -38,6 +47,8 @@ afterEach(async () => {
   await deleteKeys(redis, prefix);
   redis.disconnect();
 });
+
+const circuitKeysOf = (target: string) => circuitKeys(prefix, target);
 
 const attempt = (fields: Partial<TryStart> = {}): TryStart => ({
   webhookId: 'wh_1',
@@ -96,5 +107,44 @@ describe('the action start script', () => {
     const asked = await start.begin(attempt({ start: false }));
     expect(asked).toMatchObject({ admission: { kind: 'call' }, started: false });
     expect((await outcomes.get('wh_1'))?.actions[0]).toMatchObject({ attempts: 0 });
+  });
+});
+
+describe("the action start with this process's copy of the circuits", () => {
+  it("starts a first try in the partition alone when this process's copy says the circuit is clean", async () => {
+    const subscriber = newTestRedis();
+    const log = createLogger({ name: 'start-test', level: 'silent' });
+    const copy = new CircuitCopy(redis, subscriber, {
+      queuePrefix: prefix,
+      refreshMs: 60_000,
+      log,
+    });
+    try {
+      await copy.start([TARGET]);
+      await circuits.leave(TARGET, 'other', 'answered');
+      await expect.poll(() => copy.clean(TARGET)).toBe(true);
+      const withCopy = new ActionStart(redis, prefix, circuits, outcomes, copy);
+      // Opened behind the copy's back (no announcement): only the circuit itself would hold it.
+      await redis.hset(circuitKeysOf(TARGET).circuit, {
+        state: 'open',
+        next_probe_at: Date.now() + 600_000,
+      });
+      expect(await withCopy.begin(attempt({ firstStart: true }))).toEqual({
+        stale: false,
+        admission: { kind: 'call', tracked: false },
+        started: true,
+      });
+      expect((await outcomes.get('wh_1'))?.actions[0]).toMatchObject({ attempts: 1 });
+      expect(await withCopy.begin(attempt({ jobId: 'job-2' }))).toMatchObject({
+        admission: { kind: 'hold' },
+        started: false,
+      });
+      // Stale all the same.
+      await redis.set(keys.latest(prefix, 'quote.status_changed', 'Q-1'), '2000');
+      expect(await withCopy.begin(attempt({ firstStart: true }))).toEqual({ stale: true });
+    } finally {
+      copy.stop();
+      subscriber.disconnect();
+    }
   });
 });

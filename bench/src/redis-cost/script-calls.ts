@@ -26,7 +26,7 @@ function bullmqScripts(): Map<string, string> {
   return new Map(Object.values(scripts).map((s) => [sha1(s.content), `bullmq ${s.name}`]));
 }
 
-/** The project's Lua files (`intake.lua`, `action-start-9.lua`) by their opening. */
+/** The project's Lua files (`intake.lua`, `action-start-4.lua`) by their opening. */
 function projectScripts(folders: readonly string[]): Map<string, string> {
   const openings = new Map<string, string>();
   for (const folder of folders) {
