@@ -1,7 +1,9 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import {
   createLogger,
+  createRedis,
   DEFAULT_ACTIONS_CONFIG,
+  duplicateRedis,
   OutcomeStore,
   Partitions,
   TokenManager,
@@ -74,6 +76,8 @@ export interface WorkerHarnessOptions {
   concurrency?: number;
   /** The Redis to run on. @defaultValue the tests' shared one */
   redisUrl?: string;
+  /** `redisUrl` names a Redis Cluster (`REDIS_CLUSTER`): the queue prefix is then a hash tag. */
+  cluster?: boolean;
   /** The partner-API client, made with the harness's tokens. @defaultValue a `PartnerApi` */
   api?: (tokens: TokenManager) => PartnerApi;
 }
@@ -102,11 +106,12 @@ export async function startWorkerHarness(
   options: WorkerHarnessOptions = {},
 ): Promise<WorkerHarness> {
   const sandbox = await sandboxOf(options);
-  const prefix = uniquePrefix();
+  const cluster = options.cluster ?? false;
+  const prefix = cluster ? `{${uniquePrefix()}}` : uniquePrefix();
   const redisUrl = options.redisUrl ?? testRedisUrl();
-  const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
-  const client = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  const subscriber = client.duplicate();
+  const connection = createRedis(redisUrl, cluster, { maxRetriesPerRequest: null });
+  const client = createRedis(redisUrl, cluster, { maxRetriesPerRequest: 1 });
+  const subscriber = duplicateRedis(client);
   const metrics = new WorkerMetrics();
   const tokens = new TokenManager({
     retryDelayMs: 50,
@@ -141,7 +146,8 @@ export async function startWorkerHarness(
   });
   // The ingress's ACTIONS_CONFIG is the worker's, as in a deployment sharing one configuration.
   const intakes = partitions.prefixes.map((queuePrefix) =>
-    startIntake(client, queuePrefix, { actionsConfig, retry, recordTtlSeconds: 3600 }),
+    // A cluster client serves the intake as well: it only hands it to BullMQ and the stores.
+    startIntake(client as Redis, queuePrefix, { actionsConfig, retry, recordTtlSeconds: 3600 }),
   );
   return {
     sandbox,
@@ -165,7 +171,8 @@ export async function startWorkerHarness(
       await worker.close(true);
       await api.close();
       await Promise.all(intakes.map((intake) => intake.close()));
-      await deleteKeys(client, prefix);
+      // A cluster is the test's own, gone with it.
+      if (!cluster) await deleteKeys(client as Redis, prefix);
       subscriber.disconnect();
       client.disconnect();
       connection.disconnect();
