@@ -148,6 +148,38 @@ type ActionProcessor = (
 ) => ReturnType<typeof processAction>;
 
 /**
+ * The slots shared by the partitions' workers, and how many jobs each may hold (fetched, waiting
+ * for a slot or running): its own plus its share of the free slots, at least 1. A BullMQ worker
+ * fetches jobs in a row up to its `concurrency` before it runs any, so a worker allowed the whole
+ * `WORKER_CONCURRENCY` would take that many from its partition while the others' jobs hold the
+ * slots; with shares, the jobs fetched beyond the slots are fewer than the partitions.
+ */
+function sharedSlots(total: number, count: number, workers: readonly Worker<ActionJobData>[]) {
+  const holding = Array.from({ length: count }, () => 0);
+  const fetchLimit = (position: number) =>
+    Math.max(1, (holding[position] ?? 0) + Math.ceil(gate.free / count));
+  const update = () => workers.forEach((worker, n) => (worker.concurrency = fetchLimit(n)));
+  const gate: SlotGate = new SlotGate(total, update);
+  return {
+    gate,
+    fetchLimit,
+    /** The processor of the worker at `position`, which runs `run` in a slot. */
+    processor(position: number, run: ActionProcessor): ActionProcessor {
+      return async (job, token, signal) => {
+        holding[position]! += 1;
+        update();
+        try {
+          return await gate.run(() => run(job, token, signal));
+        } finally {
+          holding[position]! -= 1;
+          update();
+        }
+      };
+    },
+  };
+}
+
+/**
  * The worker: one BullMQ worker on the `actions` queue of each partition taken, running the
  * action processor on each job the ingress's intake added, and a listener of its own failures
  * that records the jobs BullMQ fails for stalling. With several partitions, a `SlotGate` keeps
@@ -167,13 +199,7 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
   const circuit = circuits(deps, queues, leaseMs);
 
   const workers: Worker<ActionJobData>[] = [];
-  // While every slot is taken, each partition's worker fetches no more than the one job it has.
-  const slots =
-    taken.length > 1
-      ? new SlotGate(options.concurrency, (full) => {
-          for (const worker of workers) worker.concurrency = full ? 1 : options.concurrency;
-        })
-      : undefined;
+  const slots = taken.length > 1 ? sharedSlots(options.concurrency, taken.length, workers) : undefined;
   for (const index of taken) {
     const outcomes = deps.outcomes[index];
     if (!outcomes) throw new RangeError(`no outcome store for partition ${index}`);
@@ -188,13 +214,11 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
     };
     const run: ActionProcessor = (job, token, signal) =>
       processAction(job, actionDeps, token, signal);
-    const processor: ActionProcessor = slots
-      ? (job, token, signal) => slots.run(() => run(job, token, signal))
-      : run;
-    const worker = new Worker<ActionJobData>(QUEUE_NAMES.actions, processor, {
-      ...options,
-      prefix,
-    });
+    const worker = new Worker<ActionJobData>(
+      QUEUE_NAMES.actions,
+      slots ? slots.processor(workers.length, run) : run,
+      { ...options, concurrency: slots?.fetchLimit(0) ?? options.concurrency, prefix },
+    );
     // No reader of the queue's event stream: BullMQ fails a job that stalled too often in the
     // worker that takes it next, which tells only its own listeners.
     const stalledDeps = { ...deps, outcomes };
@@ -206,7 +230,7 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
   return {
     workers,
     actions: workers[0]!,
-    slots,
+    slots: slots?.gate,
     circuitCopy: circuit.copy,
     async close(force = false) {
       await Promise.all(workers.map((worker) => worker.close(force)));

@@ -10,8 +10,8 @@ function pending() {
 
 describe('the slot gate', () => {
   it('runs as many jobs at once as it has slots; the others wait, first come first served', async () => {
-    const fullness: boolean[] = [];
-    const gate = new SlotGate(2, (full) => fullness.push(full));
+    const free: number[] = [];
+    const gate: SlotGate = new SlotGate(2, () => free.push(gate.free));
     const jobs = [pending(), pending(), pending(), pending()];
     const started: number[] = [];
     const runs = jobs.map((job, n) =>
@@ -23,18 +23,18 @@ describe('the slot gate', () => {
     );
     await Promise.resolve();
     expect(started).toEqual([0, 1]);
-    expect(fullness).toEqual([true]);
+    expect(free).toEqual([1, 0]);
 
     jobs[1]!.end();
     await runs[1];
     await Promise.resolve();
     // The slot went to the first that waited, and the gate stayed full.
     expect(started).toEqual([0, 1, 2]);
-    expect(fullness).toEqual([true]);
+    expect(free).toEqual([1, 0]);
 
     for (const job of jobs) job.end();
     expect(await Promise.all(runs)).toEqual([0, 1, 2, 3]);
-    expect(fullness).toEqual([true, false]);
+    expect(free).toEqual([1, 0, 1, 2]);
     expect(gate.peak).toEqual({ running: 2, waiting: 2 });
   });
 

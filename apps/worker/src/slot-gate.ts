@@ -1,8 +1,7 @@
 /**
  * The slots of a worker process's jobs at once (`WORKER_CONCURRENCY`), shared by the BullMQ
  * workers of its partitions: a processor takes a slot before it runs and gives it back after,
- * first come first served. `onFull(true)` is called when the last slot is taken and `onFull(false)`
- * when one frees again, so that the partitions' workers stop fetching jobs that could only wait.
+ * first come first served. `onChange` is called whenever the number of free slots changes.
  */
 export class SlotGate {
   private running = 0;
@@ -12,9 +11,14 @@ export class SlotGate {
 
   constructor(
     readonly slots: number,
-    private readonly onFull: (full: boolean) => void = () => undefined,
+    private readonly onChange: () => void = () => undefined,
   ) {
     if (!Number.isInteger(slots) || slots < 1) throw new RangeError('slots must be at least 1');
+  }
+
+  /** Slots no processor holds. */
+  get free(): number {
+    return this.slots - this.running;
   }
 
   /** Runs `work` in a slot, waiting for one if all are taken. */
@@ -29,19 +33,15 @@ export class SlotGate {
 
   private acquire(): Promise<void> | undefined {
     if (this.running < this.slots) {
-      this.taken();
+      this.running++;
+      this.peak.running = Math.max(this.peak.running, this.running);
+      this.onChange();
       return undefined;
     }
     // The slot is handed over by `release`, still counted as taken.
     const granted = new Promise<void>((resolve) => this.waiting.push(resolve));
     this.peak.waiting = Math.max(this.peak.waiting, this.waiting.length);
     return granted;
-  }
-
-  private taken(): void {
-    this.running++;
-    this.peak.running = Math.max(this.peak.running, this.running);
-    if (this.running === this.slots) this.onFull(true);
   }
 
   private release(): void {
@@ -51,6 +51,6 @@ export class SlotGate {
       return;
     }
     this.running--;
-    if (this.running === this.slots - 1) this.onFull(false);
+    this.onChange();
   }
 }

@@ -81,9 +81,23 @@ describe('a worker over four partitions', { timeout: 60_000 }, () => {
       expect(await keysUnder(redis, prefix, 'action-counts:*')).not.toHaveLength(0);
     }
     expect(api?.most).toBe(3);
-    // The partitions' workers did fetch more than ran: the shared slots held them back.
+    // The partitions' workers did fetch more than ran, fewer than one more each: the shared
+    // slots held them back.
     expect(harness.worker.slots?.peak.waiting).toBeGreaterThan(0);
+    expect(harness.worker.slots?.peak.waiting).toBeLessThan(4);
     expect(harness.worker.slots?.peak.running).toBe(3);
+  });
+
+  it('one busy partition among idle ones still gets every slot', async () => {
+    h = await startWorkerHarness({ partitions: 4, concurrency: 3 });
+    const harness = h;
+    const hold = harness.sandbox.api.hold(/.*/);
+    const jobs = webhooksOfEvery(harness, 2)[0]!;
+    for (const job of jobs) await harness.enqueue(job);
+    await hold.held(3);
+    hold.release();
+    for (const job of jobs)
+      expect((await harness.finished(job.webhook_id)).state).toBe('completed');
   });
 
   it('WORKER_PARTITIONS=0-1 takes the jobs of partitions 0 and 1 only', async () => {
