@@ -199,7 +199,8 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
   const circuit = circuits(deps, queues, leaseMs);
 
   const workers: Worker<ActionJobData>[] = [];
-  const slots = taken.length > 1 ? sharedSlots(options.concurrency, taken.length, workers) : undefined;
+  const slots =
+    taken.length > 1 ? sharedSlots(options.concurrency, taken.length, workers) : undefined;
   for (const index of taken) {
     const outcomes = deps.outcomes[index];
     if (!outcomes) throw new RangeError(`no outcome store for partition ${index}`);
