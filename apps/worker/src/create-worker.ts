@@ -149,30 +149,46 @@ type ActionProcessor = (
 
 /**
  * The slots shared by the partitions' workers, and how many jobs each may hold (fetched, waiting
- * for a slot or running): its own plus its share of the free slots, at least 1. A BullMQ worker
- * fetches jobs in a row up to its `concurrency` before it runs any, so a worker allowed the whole
- * `WORKER_CONCURRENCY` would take that many from its partition while the others' jobs hold the
- * slots; with shares, the jobs fetched beyond the slots are fewer than the partitions.
+ * for a slot or running): its own plus its share of the free slots, at least one more. A BullMQ
+ * worker fetches jobs in a row up to its `concurrency` before it runs any, so a worker allowed the
+ * whole `WORKER_CONCURRENCY` would take that many from its partition while the others' jobs hold
+ * the slots; with shares, fewer than two jobs per partition are fetched beyond the slots. A
+ * worker with none waiting may fetch one: it waits at the gate, which hands it the next slot
+ * freed, because a raised `concurrency` is only seen by a BullMQ worker once one of its own jobs
+ * ends (a partition whose jobs are all in long calls would otherwise leave freed slots unused).
  */
 function sharedSlots(total: number, count: number, workers: readonly Worker<ActionJobData>[]) {
+  // Per worker: its jobs in the gate (waiting or running), and those running.
   const holding = Array.from({ length: count }, () => 0);
-  const fetchLimit = (position: number) =>
-    Math.max(1, (holding[position] ?? 0) + Math.ceil(gate.free / count));
+  const running = Array.from({ length: count }, () => 0);
+  const fetchLimit = (n: number) => {
+    const waiting = holding[n]! - running[n]!;
+    return holding[n]! + Math.max(Math.ceil(gate.free / count), waiting === 0 ? 1 : 0);
+  };
   const update = () => workers.forEach((worker, n) => (worker.concurrency = fetchLimit(n)));
   const gate: SlotGate = new SlotGate(total, update);
+  const change = (counts: number[], n: number, by: number) => {
+    counts[n]! += by;
+    update();
+  };
   return {
     gate,
     fetchLimit,
     /** The processor of the worker at `position`, which runs `run` in a slot. */
     processor(position: number, run: ActionProcessor): ActionProcessor {
       return async (job, token, signal) => {
-        holding[position]! += 1;
-        update();
+        change(holding, position, 1);
         try {
-          return await gate.run(() => run(job, token, signal));
+          return await gate.run(async () => {
+            change(running, position, 1);
+            try {
+              return await run(job, token, signal);
+            } finally {
+              change(running, position, -1);
+            }
+          });
         } finally {
-          holding[position]! -= 1;
-          update();
+          change(holding, position, -1);
         }
       };
     },

@@ -81,10 +81,10 @@ describe('a worker over four partitions', { timeout: 60_000 }, () => {
       expect(await keysUnder(redis, prefix, 'action-counts:*')).not.toHaveLength(0);
     }
     expect(api?.most).toBe(3);
-    // The partitions' workers did fetch more than ran, fewer than one more each: the shared
+    // The partitions' workers did fetch more than ran, fewer than two more each: the shared
     // slots held them back.
     expect(harness.worker.slots?.peak.waiting).toBeGreaterThan(0);
-    expect(harness.worker.slots?.peak.waiting).toBeLessThan(4);
+    expect(harness.worker.slots?.peak.waiting).toBeLessThan(2 * 4);
     expect(harness.worker.slots?.peak.running).toBe(3);
   });
 
