@@ -124,21 +124,19 @@ describe("the action start with this process's copy of the circuits", () => {
       await circuits.leave(TARGET, 'other', 'answered');
       await expect.poll(() => copy.clean(TARGET)).toBe(true);
       const withCopy = new ActionStart(redis, prefix, circuits, outcomes, copy);
-      // Opened behind the copy's back (no announcement): only the circuit itself would hold it.
-      await redis.hset(circuitKeysOf(TARGET).circuit, {
-        state: 'open',
-        next_probe_at: Date.now() + 600_000,
-      });
+      // A place in the circuit's line left over (a crash while waking it): only the circuit's own
+      // admission takes it off, and a first start never asks it.
+      const { held } = circuitKeysOf(TARGET);
+      await redis.zadd(held, 1, 'job-1');
       expect(await withCopy.begin(attempt({ firstStart: true }))).toEqual({
         stale: false,
         admission: { kind: 'call', tracked: false },
         started: true,
       });
       expect((await outcomes.get('wh_1'))?.actions[0]).toMatchObject({ attempts: 1 });
-      expect(await withCopy.begin(attempt({ jobId: 'job-2' }))).toMatchObject({
-        admission: { kind: 'hold' },
-        started: false,
-      });
+      expect(await redis.zrange(held, '0', '-1')).toEqual(['job-1']);
+      expect(await withCopy.begin(attempt())).toMatchObject({ admission: { kind: 'call' } });
+      expect(await redis.zrange(held, '0', '-1')).toEqual([]);
       // Stale all the same.
       await redis.set(keys.latest(prefix, 'quote.status_changed', 'Q-1'), '2000');
       expect(await withCopy.begin(attempt({ firstStart: true }))).toEqual({ stale: true });
