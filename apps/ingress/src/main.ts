@@ -70,6 +70,7 @@ function serve(): void {
       retry: retryPolicy(config),
     },
     guard,
+    { count: config.REDIS_WAIT_REPLICAS, timeoutMs: config.REDIS_WAIT_TIMEOUT_MS },
   );
   for (const queue of intake.queues) {
     queue.on('error', (error) => log.warn({ err: error }, 'queue error'));

@@ -9,7 +9,7 @@ import {
   PartitionedIntake,
   Partitions,
 } from '@pw/shared';
-import type { Acknowledgement, ActionJobData, RoutingRule } from '@pw/shared';
+import type { Acknowledgement, ActionJobData, ReplicaWait, RoutingRule } from '@pw/shared';
 import {
   deleteKeys,
   ROTATED_SECRET,
@@ -46,6 +46,8 @@ export interface HarnessOptions {
   now?: () => number;
   /** `QUEUE_PARTITIONS`. @defaultValue 1 */
   partitions?: number;
+  /** `REDIS_WAIT_REPLICAS` and `REDIS_WAIT_TIMEOUT_MS`. @defaultValue none */
+  replicaWait?: ReplicaWait;
 }
 
 /** The real ingress app on a queue prefix of its own, backed by a real Redis. */
@@ -71,13 +73,19 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...options.settings,
   };
   const partitions = new Partitions(prefix, options.partitions ?? 1);
-  const intake = new PartitionedIntake(redis, partitions, {
-    dedupWindowSeconds: settings.dedupWindowSeconds,
-    maxClockSkewSeconds: settings.maxClockSkewSeconds,
-    recordTtlSeconds: 604_800,
-    actionsConfig: DEFAULT_ACTIONS_CONFIG,
-    retry: { attempts: 8, backoff: { type: 'exponential', delay_ms: 1000 } },
-  });
+  const intake = new PartitionedIntake(
+    redis,
+    partitions,
+    {
+      dedupWindowSeconds: settings.dedupWindowSeconds,
+      maxClockSkewSeconds: settings.maxClockSkewSeconds,
+      recordTtlSeconds: 604_800,
+      actionsConfig: DEFAULT_ACTIONS_CONFIG,
+      retry: { attempts: 8, backoff: { type: 'exponential', delay_ms: 1000 } },
+    },
+    undefined,
+    options.replicaWait,
+  );
   const [queue] = intake.queues as [Queue<ActionJobData>];
   for (const partitionQueue of intake.queues) partitionQueue.on('error', () => undefined);
   await queue.waitUntilReady();
