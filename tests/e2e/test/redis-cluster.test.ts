@@ -270,7 +270,9 @@ describe('against a three-master Redis Cluster with twelve partitions', { timeou
       acks.map((ack) => ack.webhook_id).sort(),
     );
   });
+});
 
+describe('operators and senders of the partitioned cluster', { timeout: 90_000 }, () => {
   it('`npm run send --wait` and the dashboard read outcomes from the cluster', async () => {
     const send = ChildRun.start(
       ['npm', 'run', '-s', 'send', '--', 'contract', '--status', 'active', '--wait'],
