@@ -63,6 +63,8 @@ beforeAll(async () => {
     }),
   );
   await Promise.all([runs[0]!.printed('ingress listening'), runs[1]!.printed('worker running')]);
+  // Ready once its cluster client is: a request before that would be answered 503.
+  await runs[0]!.answers(`${ingressUrl}/readyz`);
 });
 
 afterAll(async () => {

@@ -125,6 +125,8 @@ beforeAll(async () => {
     runs[3]!.printed('dashboard listening'),
     runs[4]!.printed('recorder running'),
   ]);
+  // Ready once its cluster client is: a request before that would be answered 503.
+  await runs[0]!.answers(`${ingressUrl}/readyz`);
   statsBefore = await started.value.masterStats();
 });
 
