@@ -17,6 +17,7 @@ import {
   onShutdownSignals,
   OutcomeStore,
   QUEUE_NAMES,
+  QUEUE_STREAMS,
   redisHosts,
   retryPolicy,
   RulesStore,
@@ -55,6 +56,7 @@ function serve(): void {
   const queue = new Queue<ActionJobData>(QUEUE_NAMES.actions, {
     connection: redis,
     prefix: config.QUEUE_PREFIX,
+    streams: QUEUE_STREAMS,
   });
   queue.on('error', (error) => log.warn({ err: error }, 'queue error'));
 

@@ -1,6 +1,12 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { DEFAULT_ACTIONS_CONFIG, OutcomeStore, QUEUE_NAMES, WebhookIntake } from '@pw/shared';
+import {
+  DEFAULT_ACTIONS_CONFIG,
+  OutcomeStore,
+  QUEUE_NAMES,
+  QUEUE_STREAMS,
+  WebhookIntake,
+} from '@pw/shared';
 import type {
   AcceptedWebhook,
   ActionJobData,
@@ -41,7 +47,11 @@ export function startIntake(
   settings: TestIntakeSettings,
 ): TestIntake {
   const recordTtlSeconds = settings.recordTtlSeconds ?? 3600;
-  const queue = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection, prefix });
+  const queue = new Queue<ActionJobData>(QUEUE_NAMES.actions, {
+    connection,
+    prefix,
+    streams: QUEUE_STREAMS,
+  });
   const outcomes = new OutcomeStore(connection, { queuePrefix: prefix, recordTtlSeconds });
   const intake = new WebhookIntake(queue, outcomes, {
     queuePrefix: prefix,
