@@ -38,7 +38,7 @@
 local kept = redis.call('HGET', KEYS[1], ARGV[1])
 local first = kept and string.match(kept, '^(.+) %w+ [^ ]*$')
 -- The previous version's key: read until one deduplication window after the upgrade
--- (docs/operations.md → Upgrading).
+-- (docs/operations.md, "Upgrading").
 if not first then first = redis.call('GET', KEYS[4]) end
 if first then
   for i = 8, #KEYS do redis.call('SET', KEYS[i], first, 'PX', ${REPEAT_BLOCK_MS}) end
