@@ -78,11 +78,7 @@ describe('the targets table', () => {
       m.figures.sustained_2000.accepted_per_s = 1959;
       m.ratios.actions_vs_raw_http_worker = 0.79;
       m.ratios.two_workers_vs_one = 1.49;
-      m.ratios.redis_cpu_per_action_vs_raw = 1.26;
-      m.figures.redis.redis_bytes_per_finished_webhook = 500;
     });
-    expect(metOf(m, "Redis's CPU per action vs raw BullMQ's")).toBe(false);
-    expect(metOf(m, 'Redis bytes per finished webhook')).toBe(false);
     expect(metOf(m, 'AOF everysec cost on the ingress, %')).toBe(false);
     expect(metOf(m, '2,000/s offered: accepted/s')).toBe(false);
     expect(metOf(m, 'worker vs raw BullMQ worker making the same call')).toBe(false);
@@ -139,5 +135,16 @@ describe('medians over rounds', () => {
       { echo: { accepted_per_s: 200, p99_ms: 5 }, quick: false },
     ];
     expect(medianOf(rounds)).toEqual({ echo: { accepted_per_s: 200, p99_ms: 5 }, quick: false });
+  });
+});
+
+describe("Redis's targets", () => {
+  it('miss a ratio past 1.25, and 500 bytes or more per finished webhook', () => {
+    const m = measured((m) => {
+      m.ratios.redis_cpu_per_action_vs_raw = 1.26;
+      m.figures.redis.redis_bytes_per_finished_webhook = 500;
+    });
+    expect(metOf(m, "Redis's CPU per action vs raw BullMQ's")).toBe(false);
+    expect(metOf(m, 'Redis bytes per finished webhook')).toBe(false);
   });
 });

@@ -1,14 +1,14 @@
 import { keys } from '../queue/queues.js';
 
-/**
- * What a delivered event leaves for the deduplication window: one field in a hash of its
- * partition (`keys.dedup`), in the bucket of the hour of the event's own `timestamp` (which every
- * redelivery repeats), its name the first 16 bytes of the SHA-256 of the event's canonical JSON,
- * its value the first acknowledgement (`<webhook id> <acceptance time, ms in base 36> <actions>`),
- * from which a repeat's answer is rebuilt exactly. About 160 bytes a webhook, where a key of its
- * own and a field in a day's hash of acks took 300. Redis 7.0 has no time to live per field, so a
- * bucket expires whole: the deduplication window after its end.
- */
+// What a delivered event leaves for the deduplication window: one field in a hash of its
+// partition (`keys.dedup`) for the hour of the event's own `timestamp` (which every redelivery
+// repeats, so a repeat finds it in one read), named by the first 16 bytes of the SHA-256 of the
+// event's canonical JSON, its value the first acknowledgement (`<webhook id> <acceptance time,
+// ms in base 36> <actions>`), from which a repeat's answer is rebuilt exactly: about 140 bytes a
+// webhook, where a key of its own and a field in a day's hash of acks took 300
+// (docs/redis-cost.md). Redis 7.0 has no time to live per field, so an hour's hash expires whole.
+
+/** The span of time whose events share a hash: an hour. */
 export const DEDUP_BUCKET_MS = 3_600_000;
 
 /** The bucket of the events whose `timestamp` cannot be read: kept the window after its last. */
@@ -46,7 +46,11 @@ export interface DedupEntry {
   field: Buffer;
 }
 
-export const dedupEntry = (prefix: string, eventMs: number | undefined, digest: string) => ({
+export const dedupEntry = (
+  prefix: string,
+  eventMs: number | undefined,
+  digest: string,
+): DedupEntry => ({
   key: keys.dedup(prefix, dedupBucket(eventMs)),
   field: dedupField(digest),
 });
