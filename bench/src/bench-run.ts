@@ -21,13 +21,21 @@ export class BenchRun {
   private readonly children: ChildRun[] = [];
   private readonly privateRedis: PrivateRedis[] = [];
   private readonly clusters: PrivateRedisCluster[] = [];
+  private readonly derived: BenchRun[] = [];
   private readonly redisUsed: Set<string>;
   private cleaning: Promise<void> | undefined;
   /** Aborted when the run is interrupted: the in-process BullMQ loops stop adding jobs. */
   private readonly interrupted = new AbortController();
 
-  constructor(readonly options: BenchOptions) {
+  constructor(
+    readonly options: BenchOptions,
+    from?: BenchRun,
+  ) {
     this.redisUsed = new Set([options.redisUrl]);
+    if (from) {
+      this.began = from.began;
+      this.interrupted = from.interrupted;
+    }
   }
 
   get signal(): AbortSignal {
@@ -39,6 +47,16 @@ export class BenchRun {
     const seconds = ((performance.now() - this.began) / 1000).toFixed(1).padStart(5);
     console.error(`bench: ${seconds} s  ${line}`);
   };
+
+  /**
+   * A run on other options (another Redis, another rate) whose processes and Redis servers are
+   * stopped and deleted with this run's, and its loops with this run's.
+   */
+  derive(options: BenchOptions): BenchRun {
+    const run = new BenchRun(options, this);
+    this.derived.push(run);
+    return run;
+  }
 
   /** Keeps `child` to be stopped at the end; once clean-up has begun, stops it and gives up. */
   track(child: ChildRun): ChildRun {
@@ -92,6 +110,7 @@ export class BenchRun {
         stopped = this.children.length;
         await Promise.all(batch.map((child) => child.stop()));
       }
+      for (const run of this.derived) await run.cleanup();
       for (const url of this.redisUsed) await this.clearKeys(url).catch(() => undefined);
       await Promise.all(this.privateRedis.map((redis) => redis.destroy()));
       await Promise.all(this.clusters.map((cluster) => cluster.destroy()));

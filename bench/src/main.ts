@@ -16,6 +16,7 @@ import { ingressPhase } from './phases/ingress.js';
 import { latencyPhase } from './phases/latency.js';
 import { rawBullmqPhase } from './phases/raw-bullmq.js';
 import { rawHttpWorkerPhase } from './phases/raw-http.js';
+import { redisCostPhase } from './phases/redis-cost.js';
 import { sustainedPhase } from './phases/sustained.js';
 import type { SustainedFigures } from './phases/sustained.js';
 import { tracingPhase } from './phases/tracing.js';
@@ -29,6 +30,7 @@ import {
   median,
   medianOf,
   ratio,
+  REDIS_RATIOS,
   ROUND_RATIOS,
   TRACING_RATIOS,
   twoWorkersCeiling,
@@ -37,6 +39,7 @@ import type {
   Figures,
   Machine,
   Ratios,
+  RedisRatio,
   Results,
   RoundFigures,
   RoundRatio,
@@ -178,7 +181,8 @@ function tokenFigures(stats: SandboxStats, startedAt: Date): Figures['tokens'] {
 function ratiosOverRounds(
   rounds: Results['rounds'],
   tracing: Results['tracing_rounds'],
-): { medians: Pick<Ratios, RoundRatio | TracingRatio>; ranges: Results['ranges'] } {
+  redis: Results['redis_rounds'],
+): { medians: Pick<Ratios, RoundRatio | TracingRatio | RedisRatio>; ranges: Results['ranges'] } {
   const rangeOf = (values: number[]): [number, number] => [
     Math.min(...values),
     Math.max(...values),
@@ -190,9 +194,12 @@ function ratiosOverRounds(
     ...Object.fromEntries(
       TRACING_RATIOS.map((name) => [name, summary(tracing.map((one) => one.ratios[name]))]),
     ),
+    ...Object.fromEntries(
+      REDIS_RATIOS.map((name) => [name, summary(redis.map((one) => one[name]))]),
+    ),
   });
   return {
-    medians: over(median) as Pick<Ratios, RoundRatio | TracingRatio>,
+    medians: over(median) as Pick<Ratios, RoundRatio | TracingRatio | RedisRatio>,
     ranges: over(rangeOf) as Results['ranges'],
   };
 }
@@ -215,6 +222,7 @@ async function runPhases(): Promise<Results> {
   const rounds = await comparedRounds(sandbox);
   const middle = medianOf(rounds.map((one) => one.figures));
   const tracing = await tracingRounds(sandbox);
+  const redisRounds = await redisCostPhase(bench, sandbox);
   const ingress = await startIngress(bench, options.redisUrl, bench.cores);
   const sustained = await sustainedPhase(bench, ingress, sandbox);
   const paced = await sustainedLatency(ingress, sandbox, middle);
@@ -234,8 +242,9 @@ async function runPhases(): Promise<Results> {
     aof_everysec: aof,
     flood_unsigned: flooding.figures,
     tracing: medianOf(tracing.map((one) => one.figures)),
+    redis: redisFigures(redisRounds),
   };
-  const { medians, ranges } = ratiosOverRounds(rounds, tracing);
+  const { medians, ranges } = ratiosOverRounds(rounds, tracing, redisRounds);
   const ratios: Ratios = { ...medians, ...onceRatios(figures, flooding.cpuMs) };
   return {
     machine: machineOf(startedAt, redis.version, bodyBytes),
@@ -244,9 +253,16 @@ async function runPhases(): Promise<Results> {
     ranges,
     rounds,
     tracing_rounds: tracing,
+    redis_rounds: redisRounds,
     targets: evaluateTargets({ figures, ratios }),
     notes: benchNotes(flood, flooding.figures),
   };
+}
+
+/** The Redis figures' medians over the rounds, but the ratio (in `Ratios`). */
+function redisFigures(rounds: Results['redis_rounds']): Figures['redis'] {
+  const { redis_cpu_per_action_vs_raw: _ratio, ...figures } = medianOf(rounds);
+  return figures;
 }
 
 /** The ratios of one round of the tracing phase. */
@@ -262,7 +278,10 @@ function tracingRatios(t: Figures['tracing']): Pick<Ratios, TracingRatio> {
 }
 
 /** The ratios of the phases run once. */
-function onceRatios(f: Figures, cpuMs: FloodCpuMs): Omit<Ratios, RoundRatio | TracingRatio> {
+function onceRatios(
+  f: Figures,
+  cpuMs: FloodCpuMs,
+): Omit<Ratios, RoundRatio | TracingRatio | RedisRatio> {
   return {
     aof_cost_pct: f.aof_everysec.ingress_cost_pct,
     flood_legit_p99_vs_unloaded: f.flood_unsigned.p99_ratio,

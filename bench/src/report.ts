@@ -58,6 +58,10 @@ function figureRows(f: Figures): string[][] {
       `${n(f.worker.actions_per_s_recording)} actions/s (${n(f.worker.recorded_changes)} attempts recorded), worker CPU ${f.worker.worker_cpu_ms_per_action_recording} ms/action, recorder CPU ${f.worker.recorder_cpu_ms_per_action} ms/action`,
     ],
     [
+      "Redis's cost (private Redis)",
+      `${f.redis.redis_cpu_ms_per_action} ms CPU/action (raw BullMQ ${f.redis.raw_redis_cpu_ms_per_action} ms/job), ${n(f.redis.actions_per_redis_core)} actions per Redis core, ${n(f.redis.redis_bytes_per_finished_webhook)} bytes per finished webhook`,
+    ],
+    [
       'tracing: ingress, 1 process',
       `${n(f.tracing.ingress_plain_per_s)} accepted/s without the bootstrap, ${n(f.tracing.ingress_off_per_s)} off, ${n(f.tracing.ingress_full_per_s)} sampling 100 %, ${n(f.tracing.ingress_tenth_per_s)} sampling 10 %`,
     ],

@@ -15,6 +15,7 @@ import {
   DEFAULT_RULES,
   OutcomeStore,
   QUEUE_NAMES,
+  QUEUE_STREAMS,
   RulesStore,
 } from '@pw/shared';
 import type { ActionJobData } from '@pw/shared';
@@ -33,7 +34,11 @@ const redis = createRedis(config.REDIS_URL, config.REDIS_CLUSTER, {
 });
 redis.on('error', (error) => log.warn({ err: error }, 'Redis connection error'));
 const prefix = config.QUEUE_PREFIX;
-const actions = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection: redis, prefix });
+const actions = new Queue<ActionJobData>(QUEUE_NAMES.actions, {
+  connection: redis,
+  prefix,
+  streams: QUEUE_STREAMS,
+});
 const outcomes = new OutcomeStore(redis, {
   queuePrefix: prefix,
   recordTtlSeconds: config.RECORD_TTL_SECONDS,

@@ -1,5 +1,5 @@
 import { Queue, Worker } from 'bullmq';
-import { bullmqTelemetry, QUEUE_NAMES } from '@pw/shared';
+import { bullmqTelemetry, QUEUE_NAMES, QUEUE_STREAMS } from '@pw/shared';
 import type { ActionJobData, ActionsConfig, Logger, OutcomeStore, RedisClient } from '@pw/shared';
 import { ActionLimits } from './action-limits.js';
 import { processAction } from './action-processor.js';
@@ -95,7 +95,11 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
   const { connection, queuePrefix: prefix, log } = deps;
   const options = workerOptions(deps);
   // The circuit gate reads the jobs it holds, and wakes them, through it.
-  const actionsQueue = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection, prefix });
+  const actionsQueue = new Queue<ActionJobData>(QUEUE_NAMES.actions, {
+    connection,
+    prefix,
+    streams: QUEUE_STREAMS,
+  });
   const stores = deps.storeConnection ?? connection;
   // A slot, probe or in-flight lease of a worker that died is free again once its job could
   // have run its course.

@@ -7,6 +7,7 @@ import { OutcomeStore } from '../outcomes/outcome-store.js';
 import type { PartitionCountGuard } from '../queue/partition-count.js';
 import type { Partitions } from '../queue/partitions.js';
 import { QUEUE_NAMES } from '../queue/queues.js';
+import { QUEUE_STREAMS } from '../queue/action-jobs.js';
 import type { ActionJobData, WebhookJobData } from '../queue/queues.js';
 import type { RedisClient } from '../redis.js';
 import { intakeUnavailable, WebhookIntake } from './webhook-intake.js';
@@ -46,7 +47,12 @@ export class PartitionedIntake {
     private readonly replicas: ReplicaWait = { count: 0, timeoutMs: 0 },
   ) {
     this.queues = partitions.prefixes.map(
-      (prefix) => new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection, prefix }),
+      (prefix) =>
+        new Queue<ActionJobData>(QUEUE_NAMES.actions, {
+          connection,
+          prefix,
+          streams: QUEUE_STREAMS,
+        }),
     );
     this.intakes = partitions.prefixes.map((queuePrefix, index) => {
       const outcomes = new OutcomeStore(connection, {

@@ -5,12 +5,12 @@ import type { ActionsConfig } from '../actions/actions-config.js';
 import type { Acknowledgement } from '../events/acknowledgement.js';
 import type { ErrorCode } from '../events/error-codes.js';
 import { RetryableError } from '../errors.js';
-import { ackBucketSeconds } from '../outcomes/kept-acks.js';
+import { dedupEntry, dedupKeepMs } from '../outcomes/kept-acks.js';
 import { INTAKE_COMMAND } from '../outcomes/outcome-intake.js';
 import type { IntakeKeys } from '../outcomes/outcome-intake.js';
 import type { OutcomeStore } from '../outcomes/outcome-store.js';
 import { actionJobs } from '../queue/action-jobs.js';
-import { deadLetterSeconds, keys, orderTime } from '../queue/queues.js';
+import { deadLetterSeconds, eventTime, keys, orderTime } from '../queue/queues.js';
 import type { ActionJobData, BackoffPolicy, WebhookJobData } from '../queue/queues.js';
 import { canonicalJson } from '../signing/canonical-json.js';
 import { jobTraceMetadata, traceFields } from '../tracing.js';
@@ -191,27 +191,34 @@ export class WebhookIntake {
 
   private intakeKeys(entry: PreparedWebhook): IntakeKeys {
     const { queuePrefix: prefix, recordTtlSeconds } = this.settings;
+    const eventMs = eventTime(entry.webhook.event);
     return {
-      dedupKey: keys.dedup(prefix, entry.digest),
-      dedupMs: this.dedupSeconds * 1000,
+      dedup: dedupEntry(prefix, eventMs, entry.digest),
+      dedupKeepMs: dedupKeepMs(
+        eventMs,
+        Date.parse(entry.webhook.received_at),
+        this.dedupSeconds * 1000,
+      ),
+      legacyDedupKey: keys.legacyDedup(prefix, entry.digest),
       eventTimeMs: orderTime(entry.webhook.event, Date.parse(entry.webhook.received_at)),
       // As long as an older event of the entity may still be retried.
       latestKeepMs: deadLetterSeconds(recordTtlSeconds) * 1000,
       actionDedupKeys: entry.jobs.map((job) => `${this.actionsQueue.keys.de}:${job.id}`),
-      ackSeconds: ackBucketSeconds(this.dedupSeconds),
       traceId: entry.traceId,
     };
   }
 
   /** Repeats get the first delivery's ack, read from the ack kept for the deduplication window. */
   private async answerRepeats(repeats: { entry: IntakeEntry; firstId: string }[]): Promise<void> {
-    const settings = { queuePrefix: this.settings.queuePrefix, dedupSeconds: this.dedupSeconds };
+    const { queuePrefix: prefix } = this.settings;
+    const settings = { queuePrefix: prefix, dedupSeconds: this.dedupSeconds };
     await Promise.all(
       repeats.map(async ({ entry, firstId }) => {
         try {
           const client = await this.actionsQueue.backend.client;
+          const dedup = dedupEntry(prefix, eventTime(entry.webhook.event), entry.digest);
           entry.resolve({
-            ack: await firstAck(client, settings, firstId, entry.webhook),
+            ack: await firstAck(client, settings, { firstId, entry: dedup, repeat: entry.webhook }),
             duplicate: true,
           });
         } catch (error) {
