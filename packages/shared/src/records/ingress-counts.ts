@@ -93,11 +93,11 @@ export async function markChanged(
   minutes: ChangedMinutes,
 ): Promise<void> {
   await Promise.all(
-    [...minutes].map(([index, list]) =>
-      list.length > 0
-        ? redis.sadd(keys.ingressCountsChanged(partitions.prefix(index)), ...list)
-        : undefined,
-    ),
+    [...minutes]
+      .filter(([, list]) => list.length > 0)
+      .map(([index, list]) =>
+        redis.sadd(keys.ingressCountsChanged(partitions.prefix(index)), ...list),
+      ),
   );
 }
 
