@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
-import { Queue, UnrecoverableError, Worker } from 'bullmq';
+import type { Queue } from 'bullmq';
+import { UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { expect, vi } from 'vitest';
@@ -12,6 +13,7 @@ import {
   DEFAULT_RULES,
   EVENT_REGISTRY,
   OutcomeStore,
+  Partitions,
   QUEUE_NAMES,
   RulesStore,
   sampleEvent,
@@ -19,6 +21,7 @@ import {
 import type { ActionJobData, ActionName, EventType, WebhookJobData } from '@pw/shared';
 import { deleteKeys, startIntake, testRedisUrl, uniquePrefix } from '@pw/test-utils';
 import type { TestIntake } from '@pw/test-utils';
+import { ActionQueues } from '../src/action-queues.js';
 import { createDashboard } from '../src/app.js';
 import type { RecordReader } from '../src/records-api.js';
 import { LoginLimit } from '../src/login-limit.js';
@@ -38,10 +41,20 @@ export interface DashboardHarness {
   app: ReturnType<typeof createDashboard>;
   redis: Redis;
   prefix: string;
+  /** `QUEUE_PARTITIONS` of the harness (1 unless asked). */
+  partitions: Partitions;
+  /** The `actions` queue of partition 0 (the only one by default). */
   actions: Queue<ActionJobData>;
+  /** The `actions` queue of every partition. */
+  queues: ActionQueues;
+  /** The outcome records of partition 0. */
   outcomes: OutcomeStore;
+  /** The outcome records of every partition, by partition. */
+  outcomesByPartition: readonly OutcomeStore[];
   /** Takes webhooks in as the ingress does: each its record and its waiting action jobs. */
   intake: TestIntake;
+  /** The intake of every partition, by partition. */
+  intakes: readonly TestIntake[];
   /** The store the dashboard reads and overrides circuits through. */
   circuits: CircuitBoard;
   /** Every line the dashboard logged, parsed. */
@@ -88,13 +101,22 @@ export function startDashboard(
     prefix?: string;
     loginLimit?: LoginLimitOptions;
     trustProxyHops?: number;
+    /** `QUEUE_PARTITIONS`. @defaultValue 1 */
+    partitions?: number;
   } = {},
 ): DashboardHarness {
   const prefix = options.prefix ?? uniquePrefix();
   const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
-  const actions = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection: redis, prefix });
-  const outcomes = new OutcomeStore(redis, { queuePrefix: prefix, recordTtlSeconds: 600 });
-  const intake = startIntake(redis, prefix, { retry: DEPLOYMENT_RETRY, recordTtlSeconds: 600 });
+  const partitions = new Partitions(prefix, options.partitions ?? 1);
+  const queues = new ActionQueues(partitions, redis);
+  const actions = queues.partition(0);
+  const outcomesByPartition = partitions.prefixes.map(
+    (queuePrefix) => new OutcomeStore(redis, { queuePrefix, recordTtlSeconds: 600 }),
+  );
+  const intakes = partitions.prefixes.map((queuePrefix) =>
+    startIntake(redis, queuePrefix, { retry: DEPLOYMENT_RETRY, recordTtlSeconds: 600 }),
+  );
+  const [outcomes, intake] = [outcomesByPartition[0]!, intakes[0]!];
   const circuits = new CircuitBoard(redis, { queuePrefix: prefix });
   const logs: Record<string, unknown>[] = [];
   const destination = new Writable({
@@ -107,17 +129,22 @@ export function startDashboard(
   });
   const log = createLogger({ name: 'dashboard-test', level: 'info', destination });
   const app = createDashboard({
-    queues: [actions],
-    operator: new Operator({ actions, outcomes, redis, records: options.records }),
+    queues: queues.all,
+    operator: new Operator({
+      actions: queues,
+      outcomes: outcomesByPartition,
+      redis,
+      records: options.records,
+    }),
     ...(options.records ? { records: options.records } : {}),
     circuits,
-    actions,
+    actions: queues,
     rules: new RulesStore(redis, { queuePrefix: prefix, seed: DEFAULT_RULES }),
-    metrics: createDashboardMetrics([actions]),
-    trends: () => readTrends(redis, prefix, [actions]),
+    metrics: createDashboardMetrics(queues.all),
+    trends: () => readTrends(redis, partitions, queues.all),
     log,
-    audit: new AuditLog(redis, prefix, log),
-    rejected: new RejectedChanges(redis, prefix),
+    audit: new AuditLog(redis, partitions, log),
+    rejected: new RejectedChanges(redis, partitions),
     credentials: AUTH,
     logins: new LoginLimit(redis, prefix, options.loginLimit),
     ...(options.trustProxyHops === undefined ? {} : { trustProxyHops: options.trustProxyHops }),
@@ -128,14 +155,18 @@ export function startDashboard(
     app,
     redis,
     prefix,
+    partitions,
     actions,
+    queues,
     outcomes,
+    outcomesByPartition,
     intake,
+    intakes,
     circuits,
     logs,
     as: (method, path) => withOwnOrigin(request(app)[method](path).auth(AUTH.user, AUTH.password)),
     async close() {
-      await Promise.all([actions.close(), intake.close()]);
+      await Promise.all([queues.close(), ...intakes.map((each) => each.close())]);
       await deleteKeys(redis, prefix);
       redis.disconnect();
     },
