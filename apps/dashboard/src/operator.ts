@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq';
-import { actionJobId, isActionName } from '@pw/shared';
+import { actionJobId, isActionName, sourceOfWebhook } from '@pw/shared';
 import type { RecordStore, WebhookRecord } from '@pw/records';
 import type { ActionJobData, OutcomeStore, RedisClient } from '@pw/shared';
 import type { ActionQueues } from './action-queues.js';
@@ -70,9 +70,7 @@ export class Operator {
 
   /** The outcome records of the webhook's partition. */
   private outcomesOf(webhookId: string): OutcomeStore {
-    const store = this.outcomes[this.actions.partitions.ofWebhookId(webhookId)];
-    if (!store) throw new RangeError(`no outcome store for ${webhookId}`);
-    return store;
+    return sourceOfWebhook(this.actions.partitions, this.outcomes, webhookId);
   }
 
   /**
