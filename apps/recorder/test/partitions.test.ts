@@ -115,10 +115,11 @@ test('ingress counts of one minute in several partitions are written as their su
   const { store } = await schemaStore(harness);
   const { partitions } = partitioned(harness, 4);
   const at = new Date();
-  // Counted before the recorder starts, its minute then taken off the changed set, as by a
-  // recorder that died before writing it.
+  // Counted before the recorder starts, two minutes earlier (a minute no other partition
+  // counts), its minute then taken off the changed set, as by a recorder that died before
+  // writing it.
   const before = new IngressCounts(harness.redis, partitions.prefix(1), 60_000);
-  for (let n = 0; n < 3; n += 1) before.count('duplicate', at);
+  for (let n = 0; n < 3; n += 1) before.count('duplicate', new Date(at.getTime() - 120_000));
   await before.close();
   await harness.redis.del(keys.ingressCountsChanged(partitions.prefix(1)));
 
@@ -128,7 +129,7 @@ test('ingress counts of one minute in several partitions are written as their su
   counts.count('invalid_signature', at);
   await counts.close();
 
-  const from = new Date(at.getTime() - 60_000).toISOString();
+  const from = new Date(at.getTime() - 180_000).toISOString();
   const to = new Date(at.getTime() + 60_000).toISOString();
   await vi.waitFor(
     async () =>
