@@ -49,6 +49,15 @@ async function deadLetterIn(index: number): Promise<string> {
   return webhookId;
 }
 
+/** The audit entries on the record streams (partition 0's carries them all). */
+async function auditEntries(): Promise<object[]> {
+  const streams = h.partitions.prefixes.map((prefix) => recordStreamKey(prefix));
+  const entries = (await Promise.all(streams.map((key) => h.redis.xrange(key, '-', '+')))).flat();
+  return entries
+    .filter(([, fields]) => fields[1] === 'audit')
+    .map(([, fields]) => JSON.parse(fields[3] ?? '{}') as object);
+}
+
 interface Page {
   dead_letters: { webhook_id: string; failed_at: string }[];
   next_cursor: string | null;
@@ -102,7 +111,7 @@ it('lists the dead letters of every partition once, newest first, across pages',
   expect(dryRun.body).toMatchObject({ would_replay: made.length });
 });
 
-it("replays a webhook of partition 2 in its partition's queue, and audits it there", async () => {
+it("replays a webhook of partition 2 in its partition's queue, and audits it", async () => {
   const webhookId = made.find((id) => h.partitions.ofWebhookId(id) === 2)!;
   await workers[2]!.pause();
   const response = await h.as('post', `/api/webhooks/${webhookId}/replay`);
@@ -113,11 +122,9 @@ it("replays a webhook of partition 2 in its partition's queue, and audits it the
   expect(await h.outcomesByPartition[2]!.get(webhookId)).toMatchObject({
     actions: [{ name: 'notify_customer', state: 'waiting' }],
   });
-  const changes = await h.redis.xrange(recordStreamKey(h.partitions.prefix(2)), '-', '+');
-  const audits = changes.filter(([, fields]) => fields[1] === 'audit');
-  expect(audits.map(([, fields]) => JSON.parse(fields[3] ?? '{}') as object)).toEqual([
+  expect(await auditEntries()).toContainEqual(
     expect.objectContaining({ action: 'replay', target: webhookId }),
-  ]);
+  );
 });
 
 it('sums the partitions in the metrics, with no partition label', async () => {
@@ -156,7 +163,7 @@ it('sums two partitions in the trends', async () => {
   expect(Object.keys(trends.oldest_waiting_seconds)).toEqual(['actions']);
 });
 
-it("shows each partition as a queue of its own on the board, which retries a partition's failed job and audits it in that partition", async () => {
+it("shows each partition as a queue of its own on the board, which retries a partition's failed job and audits it", async () => {
   const response = await h.as('get', '/admin/queues/api/queues');
   expect(response.status).toBe(200);
   const queues = (response.body as { queues: { name: string; displayName?: string }[] }).queues;
@@ -178,11 +185,9 @@ it("shows each partition as a queue of its own on the board, which retries a par
   );
   expect(retried.status).toBe(204);
   expect(await h.queues.partition(1).getJobState(jobId)).toBe('waiting');
-  await vi.waitFor(async () => {
-    const changes = await h.redis.xrange(recordStreamKey(h.partitions.prefix(1)), '-', '+');
-    const audits = changes
-      .filter(([, fields]) => fields[1] === 'audit')
-      .map(([, fields]) => JSON.parse(fields[3] ?? '{}') as object);
-    expect(audits).toEqual([expect.objectContaining({ action: 'retry_job', target: jobId })]);
-  });
+  await vi.waitFor(async () =>
+    expect(await auditEntries()).toContainEqual(
+      expect.objectContaining({ action: 'retry_job', target: jobId }),
+    ),
+  );
 });

@@ -1,22 +1,22 @@
 import type { Logger } from '../logger.js';
-import { Partitions } from '../queue/partitions.js';
+import type { Partitions } from '../queue/partitions.js';
 import type { RedisClient } from '../redis.js';
 import { recordStreamKey } from './record-changes.js';
 import type { AuditRecord } from './record-changes.js';
-
-/** A webhook id at the start of an audit target (`wh_…`, or a job id `wh_….<action>`). */
-const WEBHOOK_TARGET = /^wh_[A-Za-z0-9_-]{22}(?=$|\.)/;
 
 /**
  * The audit log's writer: every operator change is one log line with `audit: true` and one
  * `audit` change on the record stream, which the recorder keeps in the record store
  * `RECORD_RETENTION_DAYS` (docs/records.md). The change is made before it is audited; an
- * audit entry that cannot reach Redis is still in the log, and its failure is logged too. An entry
- * about a webhook (or one of its jobs) goes to the record stream of that webhook's partition,
- * any other to partition 0's.
+ * audit entry that cannot reach Redis is still in the log, and its failure is logged too.
+ *
+ * Every entry goes to partition 0's record stream, whatever webhook it names: the store keys an
+ * audit entry by its stream id alone (`audit_entries.seq`), and ids are unique within one stream
+ * only, so two entries made in the same millisecond on two partitions' streams would be one row,
+ * the other lost. Operator changes are few: one stream carries them.
  */
 export class AuditLog {
-  private readonly partitions: Partitions;
+  private readonly stream: string;
 
   constructor(
     private readonly redis: RedisClient,
@@ -24,14 +24,8 @@ export class AuditLog {
     partitions: Partitions | string,
     private readonly log: Logger,
   ) {
-    this.partitions = typeof partitions === 'string' ? new Partitions(partitions) : partitions;
-  }
-
-  /** The record stream an entry about `target` goes to. */
-  private streamOf(target: string): string {
-    const webhookId = WEBHOOK_TARGET.exec(target)?.[0];
-    const index = webhookId === undefined ? 0 : this.partitions.ofWebhookId(webhookId);
-    return recordStreamKey(this.partitions.prefix(index));
+    const prefix = typeof partitions === 'string' ? partitions : partitions.prefix(0);
+    this.stream = recordStreamKey(prefix);
   }
 
   async record(entry: Omit<AuditRecord, 'at'>, message: string): Promise<void> {
@@ -49,14 +43,7 @@ export class AuditLog {
       message,
     );
     try {
-      await this.redis.xadd(
-        this.streamOf(full.target),
-        '*',
-        'k',
-        'audit',
-        'd',
-        JSON.stringify(full),
-      );
+      await this.redis.xadd(this.stream, '*', 'k', 'audit', 'd', JSON.stringify(full));
     } catch (error) {
       this.log.error({ err: error, audit: true, ...full }, 'audit entry not recorded in the store');
     }
