@@ -5,7 +5,8 @@ import { UnrecoverableError, Worker } from 'bullmq';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { actionJobId, countMinute, keys, QUEUE_NAMES, recordStreamKey } from '@pw/shared';
 import type { ActionJobData } from '@pw/shared';
-import { startDashboard, webhookOf } from './harness.js';
+import { openCircuit } from '@pw/test-utils';
+import { notifyCustomer, startDashboard, webhookOf } from './harness.js';
 import type { DashboardHarness } from './harness.js';
 
 let h: DashboardHarness;
@@ -190,4 +191,25 @@ it("shows each partition as a queue of its own on the board, which retries a par
       expect.objectContaining({ action: 'retry_job', target: jobId }),
     ),
   );
+});
+
+it('closing a circuit wakes the jobs it held in every partition', async () => {
+  const target = 'https://partner.test/partitions';
+  const held: { id: string; order: number }[] = [];
+  for (const index of [1, 3]) {
+    const webhookId = h.partitions.newWebhookId(index);
+    const job = await h.queues.partition(index).add('notify_customer', notifyCustomer(webhookId), {
+      jobId: actionJobId(webhookId, 'notify_customer'),
+      delay: 600_000,
+    });
+    held.push({ id: job.id!, order: job.timestamp });
+  }
+  await openCircuit(h.redis, h.prefix, target, { failures: 5, probeInMs: 600_000, held });
+  const response = await h.as('put', `/api/circuits/${encodeURIComponent(target)}`).send({
+    state: 'closed',
+  });
+  expect(response.status).toBe(200);
+  expect(response.body).toMatchObject({ state: 'closed', woken: 2 });
+  expect(await h.queues.partition(1).getJobState(held[0]!.id)).not.toBe('delayed');
+  expect(await h.queues.partition(3).getJobState(held[1]!.id)).not.toBe('delayed');
 });
