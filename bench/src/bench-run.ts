@@ -2,7 +2,7 @@
 // process and Redis server it starts, so that they are stopped and deleted however the run ends.
 import { cpus } from 'node:os';
 import { Redis } from 'ioredis';
-import { deleteKeys, PrivateRedis } from '@pw/test-utils';
+import { deleteKeys, PrivateRedis, PrivateRedisCluster } from '@pw/test-utils';
 import type { ChildRun } from '@pw/test-utils';
 import { EventPool } from './load.js';
 import type { BenchOptions } from './options.js';
@@ -20,6 +20,7 @@ export class BenchRun {
   private readonly began = performance.now();
   private readonly children: ChildRun[] = [];
   private readonly privateRedis: PrivateRedis[] = [];
+  private readonly clusters: PrivateRedisCluster[] = [];
   private readonly redisUsed: Set<string>;
   private cleaning: Promise<void> | undefined;
   /** Aborted when the run is interrupted: the in-process BullMQ loops stop adding jobs. */
@@ -61,6 +62,17 @@ export class BenchRun {
     return redis;
   }
 
+  /** A Redis Cluster of `masters` `redis-server` processes of the run's own (no replicas). */
+  async startPrivateCluster(masters: number): Promise<PrivateRedisCluster> {
+    const cluster = await PrivateRedisCluster.start(masters);
+    this.clusters.push(cluster);
+    if (this.cleaning) {
+      await cluster.destroy();
+      throw new Error('the bench is stopping');
+    }
+    return cluster;
+  }
+
   /** Deletes the run's keys from the Redis at `url`. */
   async clearKeys(url = this.options.redisUrl): Promise<void> {
     const redis = new Redis(url, { maxRetriesPerRequest: 1 });
@@ -82,6 +94,7 @@ export class BenchRun {
       }
       for (const url of this.redisUsed) await this.clearKeys(url).catch(() => undefined);
       await Promise.all(this.privateRedis.map((redis) => redis.destroy()));
+      await Promise.all(this.clusters.map((cluster) => cluster.destroy()));
     })();
     return this.cleaning;
   }

@@ -8,6 +8,7 @@ import { BenchRun } from './bench-run.js';
 import { benchNotes } from './notes.js';
 import { readOptions } from './options.js';
 import { aofPhase } from './phases/aof.js';
+import { clusterPhase } from './phases/cluster.js';
 import { echoPhase } from './phases/echo.js';
 import { floodPhase, floodSettings } from './phases/flood.js';
 import type { FloodCpuMs } from './phases/flood.js';
@@ -21,7 +22,7 @@ import { tracingPhase } from './phases/tracing.js';
 import { workerDrainPhase } from './phases/worker-drain.js';
 import { buildApps, sandboxStats, startIngress, startSandbox } from './processes.js';
 import type { Sandbox, Server } from './processes.js';
-import { printTable } from './report.js';
+import { printClusterTable, printTable } from './report.js';
 import { redisInfo } from './redis-info.js';
 import type { SandboxStats } from './sandbox-process.js';
 import {
@@ -287,7 +288,18 @@ function machineOf(startedAt: Date, redisVersion: string, bodyBytes: number): Ma
   };
 }
 
+/** `--cluster K`: the cluster phase alone, on a K-master cluster of the run's own. */
+async function runClusterPhase(masters: number): Promise<void> {
+  buildApps(bench);
+  const sandbox = await startSandbox(bench);
+  const figures = await clusterPhase(bench, sandbox, masters);
+  writeFileSync(options.out, `${JSON.stringify(figures, null, 2)}\n`);
+  printClusterTable(figures);
+  bench.log(`wrote ${options.out}`);
+}
+
 await bench.runToEnd(async () => {
+  if (options.cluster !== undefined) return runClusterPhase(options.cluster);
   const results = await runPhases();
   writeFileSync(options.out, `${JSON.stringify(results, null, 2)}\n`);
   printTable(results);

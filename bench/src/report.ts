@@ -1,5 +1,6 @@
 // The bench's readable table, printed from the same object that goes to bench/results.json.
 
+import type { ClusterFigures } from './phases/cluster.js';
 import type { Figures, Results } from './results.js';
 
 const n = (value: number) => value.toLocaleString('en-US');
@@ -151,4 +152,18 @@ export function printTable(results: Results): void {
     `Note: ${results.notes.worker}`,
   ];
   console.log(lines.join('\n'));
+}
+
+/** The cluster phase's figures (`--cluster K`). */
+export function printClusterTable(figures: ClusterFigures): void {
+  const rows = [
+    ['figure', 'value'],
+    ['masters', String(figures.masters)],
+    ['partitions', String(figures.partitions)],
+    ['webhooks accepted', String(figures.webhooks_accepted)],
+    ['actions/s (two worker processes)', String(figures.actions_per_s)],
+    ['redis_cluster_cpu_shares', figures.redis_cluster_cpu_shares.join(', ')],
+    ['acknowledged webhooks not completed (lost)', String(figures.lost)],
+  ];
+  console.log(['', table(rows), ''].join('\n'));
 }

@@ -57,7 +57,7 @@ export interface IntakeEntry extends PreparedWebhook {
 type Replies = [Error | null, unknown][];
 
 /** The transaction did not take the webhook: the sender is answered 503 `unavailable`. */
-const unavailable = (cause?: unknown) =>
+export const intakeUnavailable = (cause?: unknown) =>
   new RetryableError('unavailable' satisfies ErrorCode, 'the queue did not accept the webhook', {
     cause,
   });
@@ -123,7 +123,7 @@ export class WebhookIntake {
     try {
       replies = await this.exec(batch);
     } catch (error) {
-      for (const entry of batch) entry.reject(unavailable(error));
+      for (const entry of batch) entry.reject(intakeUnavailable(error));
       return;
     }
     const repeats: { entry: IntakeEntry; firstId: string }[] = [];
@@ -133,10 +133,10 @@ export class WebhookIntake {
       const [error, id] = replies?.[reply] ?? [new Error('no reply'), null];
       const adds = replies?.slice(reply + 1, reply + 1 + entry.jobs.length) ?? [];
       reply += 1 + entry.jobs.length;
-      if (error || typeof id !== 'string') entry.reject(unavailable(error));
+      if (error || typeof id !== 'string') entry.reject(intakeUnavailable(error));
       else if (id !== entry.webhook.webhook_id) repeats.push({ entry, firstId: id });
       else if (adds.length < entry.jobs.length || adds.some(([failed]) => failed))
-        entry.reject(unavailable(adds.find(([failed]) => failed)?.[0]));
+        entry.reject(intakeUnavailable(adds.find(([failed]) => failed)?.[0]));
       else entry.resolve({ ack: ackOf(entry.webhook), duplicate: false });
     }
     if (repeats.length > 0) await this.answerRepeats(repeats);
@@ -215,7 +215,7 @@ export class WebhookIntake {
             duplicate: true,
           });
         } catch (error) {
-          entry.reject(unavailable(error));
+          entry.reject(intakeUnavailable(error));
         }
       }),
     );
