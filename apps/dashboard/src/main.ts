@@ -5,7 +5,6 @@ import {
   AuditLog,
   RejectedChanges,
   CircuitBoard,
-  claimPartitionCount,
   closeServer,
   configOrExit,
   onShutdownSignals,
@@ -14,7 +13,7 @@ import {
   createRedis,
   DEFAULT_RULES,
   OutcomeStore,
-  PartitionCountError,
+  PartitionCountGuard,
   Partitions,
   RulesStore,
 } from '@pw/shared';
@@ -35,11 +34,13 @@ const redis = createRedis(config.REDIS_URL, config.REDIS_CLUSTER, {
 redis.on('error', (error) => log.warn({ err: error }, 'Redis connection error'));
 const prefix = config.QUEUE_PREFIX;
 const partitions = new Partitions(prefix, config.QUEUE_PARTITIONS);
-await claimPartitionCount(redis, partitions).catch((error: unknown) => {
-  if (!(error instanceof PartitionCountError)) throw error;
+// The partition count is claimed once Redis answers (a dashboard starts while Redis is away, and
+// serves what it can); work stored under another count stops it, in one line.
+const guard = new PartitionCountGuard(redis, partitions, (error) => {
   log.fatal({ code: error.code }, error.message);
   process.exit(1);
 });
+redis.on('ready', () => void guard.ready().catch(() => undefined));
 // Every partition's `actions` queue and outcome records; circuits, rules and logins are shared.
 const actions = new ActionQueues(partitions, redis);
 const outcomes = partitions.prefixes.map(

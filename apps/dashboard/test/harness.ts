@@ -53,8 +53,6 @@ export interface DashboardHarness {
   outcomesByPartition: readonly OutcomeStore[];
   /** Takes webhooks in as the ingress does: each its record and its waiting action jobs. */
   intake: TestIntake;
-  /** The intake of every partition, by partition. */
-  intakes: readonly TestIntake[];
   /** The store the dashboard reads and overrides circuits through. */
   circuits: CircuitBoard;
   /** Every line the dashboard logged, parsed. */
@@ -91,6 +89,20 @@ export function webhookOf(
 
 const withOwnOrigin = (test: request.Test) => test.set('Host', HOST).set('Origin', OWN_ORIGIN);
 
+/** A logger whose every line is kept, parsed. */
+function capturedLog() {
+  const logs: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
+        logs.push(JSON.parse(line) as Record<string, unknown>);
+      }
+      done();
+    },
+  });
+  return { log: createLogger({ name: 'dashboard-test', level: 'info', destination }), logs };
+}
+
 /** The real dashboard on a queue prefix of its own, backed by a real Redis. */
 export function startDashboard(
   options: {
@@ -113,21 +125,15 @@ export function startDashboard(
   const outcomesByPartition = partitions.prefixes.map(
     (queuePrefix) => new OutcomeStore(redis, { queuePrefix, recordTtlSeconds: 600 }),
   );
-  const intakes = partitions.prefixes.map((queuePrefix) =>
-    startIntake(redis, queuePrefix, { retry: DEPLOYMENT_RETRY, recordTtlSeconds: 600 }),
-  );
-  const [outcomes, intake] = [outcomesByPartition[0]!, intakes[0]!];
-  const circuits = new CircuitBoard(redis, { queuePrefix: prefix });
-  const logs: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
-        logs.push(JSON.parse(line) as Record<string, unknown>);
-      }
-      done();
-    },
+  // Each webhook to the partition its id names (`partitions.newWebhookId`), as the ingress does.
+  const intake = startIntake(redis, prefix, {
+    retry: DEPLOYMENT_RETRY,
+    recordTtlSeconds: 600,
+    partitions: partitions.count,
   });
-  const log = createLogger({ name: 'dashboard-test', level: 'info', destination });
+  const outcomes = outcomesByPartition[0]!;
+  const circuits = new CircuitBoard(redis, { queuePrefix: prefix });
+  const { log, logs } = capturedLog();
   const app = createDashboard({
     queues: queues.all,
     operator: new Operator({
@@ -161,12 +167,11 @@ export function startDashboard(
     outcomes,
     outcomesByPartition,
     intake,
-    intakes,
     circuits,
     logs,
     as: (method, path) => withOwnOrigin(request(app)[method](path).auth(AUTH.user, AUTH.password)),
     async close() {
-      await Promise.all([queues.close(), ...intakes.map((each) => each.close())]);
+      await Promise.all([queues.close(), intake.close()]);
       await deleteKeys(redis, prefix);
       redis.disconnect();
     },

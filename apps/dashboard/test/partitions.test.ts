@@ -40,7 +40,7 @@ afterAll(async () => {
 /** A webhook of partition `index` taken in as the ingress does, its one action failed for good. */
 async function deadLetterIn(index: number): Promise<string> {
   const webhookId = h.partitions.newWebhookId(index);
-  await h.intakes[index]!.add(webhookOf(webhookId, 'quote.status_changed', ['notify_customer']));
+  await h.intake.add(webhookOf(webhookId, 'quote.status_changed', ['notify_customer']));
   const queue = h.queues.partition(index);
   const jobId = actionJobId(webhookId, 'notify_customer');
   await vi.waitFor(async () => expect(await queue.getJobState(jobId)).toBe('failed'), {
@@ -70,7 +70,7 @@ const made: string[] = [];
 it('GET /api/webhooks/:id answers a webhook of partition 3 from its id', async () => {
   const webhookId = h.partitions.newWebhookId(3);
   await workers[3]!.pause();
-  await h.intakes[3]!.add(webhookOf(webhookId, 'quote.status_changed', ['notify_customer']));
+  await h.intake.add(webhookOf(webhookId, 'quote.status_changed', ['notify_customer']));
   const response = await h.as('get', `/api/webhooks/${webhookId}`);
   expect(response.status).toBe(200);
   expect(response.body).toMatchObject({

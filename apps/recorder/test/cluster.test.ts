@@ -44,13 +44,14 @@ test('writes the webhooks of 12 partitions spread over 3 masters, trims every st
   await recorder.start();
   harness.cleanups.push(() => recorder.stop());
 
+  // The test's intake helper is typed for one Redis; BullMQ and the intake take a cluster too.
+  const intake = startIntake(client as unknown as Redis, partitions.shared, {
+    retry: { attempts: 1, backoff: { type: 'fixed', delay_ms: 1 } },
+    partitions: partitions.count,
+  });
+  harness.cleanups.push(() => intake.close());
   const ids: string[] = [];
   for (const [index, prefix] of partitions.prefixes.entries()) {
-    // The test's intake helper is typed for one Redis; BullMQ and the intake take a cluster too.
-    const intake = startIntake(client as unknown as Redis, prefix, {
-      retry: { attempts: 1, backoff: { type: 'fixed', delay_ms: 1 } },
-    });
-    harness.cleanups.push(() => intake.close());
     const accepted = job(['notify_customer'], { webhook_id: partitions.newWebhookId(index) });
     await intake.add(accepted);
     const outcomes = new OutcomeStore(client, { queuePrefix: prefix, recordTtlSeconds: 600 });

@@ -16,30 +16,28 @@ import type { RecorderHarness } from './harness.js';
 
 const harness = recorderHarness();
 
-/** The partitions of the test's prefix, each with the ingress's intake and the outcome records. */
+/** The partitions of the test's prefix, the ingress's intake over them, their outcome records. */
 function partitioned(h: RecorderHarness, count: number) {
   const partitions = new Partitions(h.prefix, count);
-  const each = partitions.prefixes.map((prefix) => {
-    const intake = startIntake(h.redis, prefix, {
-      retry: { attempts: 8, backoff: { type: 'exponential', delay_ms: 1000 } },
-      recordTtlSeconds: 600,
-    });
-    h.cleanups.push(() => intake.close());
-    return {
-      intake,
-      outcomes: new OutcomeStore(h.redis, { queuePrefix: prefix, recordTtlSeconds: 600 }),
-    };
+  const intake = startIntake(h.redis, h.prefix, {
+    retry: { attempts: 8, backoff: { type: 'exponential', delay_ms: 1000 } },
+    recordTtlSeconds: 600,
+    partitions: count,
   });
-  return { partitions, each };
+  h.cleanups.push(() => intake.close());
+  const outcomes = partitions.prefixes.map(
+    (prefix) => new OutcomeStore(h.redis, { queuePrefix: prefix, recordTtlSeconds: 600 }),
+  );
+  return { partitions, intake, outcomes };
 }
 
-/** Takes a webhook in on partition `index` and completes its one action. */
+/** Takes a webhook of partition `index` in and completes its one action. */
 async function completeIn(
-  { partitions, each }: ReturnType<typeof partitioned>,
+  { partitions, intake, outcomes: byPartition }: ReturnType<typeof partitioned>,
   index: number,
 ): Promise<string> {
   const accepted = job(['notify_customer'], { webhook_id: partitions.newWebhookId(index) });
-  const { intake, outcomes } = each[index]!;
+  const outcomes = byPartition[index]!;
   await intake.add(accepted);
   await outcomes.started(accepted.webhook_id, 'notify_customer');
   await outcomes.settled(accepted.webhook_id, 'notify_customer', 'completed', undefined, {
