@@ -76,9 +76,12 @@ export class PartitionedIntake {
     return this.intakeOf(webhook).prepare(webhook, canonical);
   }
 
-  /** `WebhookIntake.accept`, by the partition the webhook's id names. */
+  /** Takes one webhook in, by the partition its id names: its ack, or the first delivery's. */
   accept(webhook: WebhookJobData, canonical?: string): Promise<AcceptedWebhook> {
-    return this.intakeOf(webhook).accept(webhook, canonical);
+    const prepared = this.prepare(webhook, canonical);
+    return new Promise((resolve, reject) => {
+      void this.takeIn([{ ...prepared, resolve, reject }]);
+    });
   }
 
   /**
@@ -89,6 +92,8 @@ export class PartitionedIntake {
   async takeIn(batch: readonly IntakeEntry[]): Promise<void> {
     if (this.guard) {
       try {
+        // Once the connection is up, as BullMQ's own commands wait for it.
+        await this.queues[0]!.backend.client;
         await this.guard.ready();
       } catch (error) {
         for (const entry of batch) entry.reject(intakeUnavailable(error));
