@@ -2,7 +2,7 @@
 // process and Redis server it starts, so that they are stopped and deleted however the run ends.
 import { cpus } from 'node:os';
 import { Redis } from 'ioredis';
-import { deleteKeys, PrivateRedis } from '@pw/test-utils';
+import { deleteKeys, PrivateRedis, PrivateRedisCluster } from '@pw/test-utils';
 import type { ChildRun } from '@pw/test-utils';
 import { EventPool } from './load.js';
 import type { BenchOptions } from './options.js';
@@ -20,13 +20,22 @@ export class BenchRun {
   private readonly began = performance.now();
   private readonly children: ChildRun[] = [];
   private readonly privateRedis: PrivateRedis[] = [];
+  private readonly clusters: PrivateRedisCluster[] = [];
+  private readonly derived: BenchRun[] = [];
   private readonly redisUsed: Set<string>;
   private cleaning: Promise<void> | undefined;
   /** Aborted when the run is interrupted: the in-process BullMQ loops stop adding jobs. */
   private readonly interrupted = new AbortController();
 
-  constructor(readonly options: BenchOptions) {
+  constructor(
+    readonly options: BenchOptions,
+    from?: BenchRun,
+  ) {
     this.redisUsed = new Set([options.redisUrl]);
+    if (from) {
+      this.began = from.began;
+      this.interrupted = from.interrupted;
+    }
   }
 
   get signal(): AbortSignal {
@@ -38,6 +47,16 @@ export class BenchRun {
     const seconds = ((performance.now() - this.began) / 1000).toFixed(1).padStart(5);
     console.error(`bench: ${seconds} s  ${line}`);
   };
+
+  /**
+   * A run on other options (another Redis, another rate) whose processes and Redis servers are
+   * stopped and deleted with this run's, and its loops with this run's.
+   */
+  derive(options: BenchOptions): BenchRun {
+    const run = new BenchRun(options, this);
+    this.derived.push(run);
+    return run;
+  }
 
   /** Keeps `child` to be stopped at the end; once clean-up has begun, stops it and gives up. */
   track(child: ChildRun): ChildRun {
@@ -61,6 +80,17 @@ export class BenchRun {
     return redis;
   }
 
+  /** A Redis Cluster of `masters` `redis-server` processes of the run's own (no replicas). */
+  async startPrivateCluster(masters: number): Promise<PrivateRedisCluster> {
+    const cluster = await PrivateRedisCluster.start(masters);
+    this.clusters.push(cluster);
+    if (this.cleaning) {
+      await cluster.destroy();
+      throw new Error('the bench is stopping');
+    }
+    return cluster;
+  }
+
   /** Deletes the run's keys from the Redis at `url`. */
   async clearKeys(url = this.options.redisUrl): Promise<void> {
     const redis = new Redis(url, { maxRetriesPerRequest: 1 });
@@ -80,8 +110,10 @@ export class BenchRun {
         stopped = this.children.length;
         await Promise.all(batch.map((child) => child.stop()));
       }
+      for (const run of this.derived) await run.cleanup();
       for (const url of this.redisUsed) await this.clearKeys(url).catch(() => undefined);
       await Promise.all(this.privateRedis.map((redis) => redis.destroy()));
+      await Promise.all(this.clusters.map((cluster) => cluster.destroy()));
     })();
     return this.cleaning;
   }

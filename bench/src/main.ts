@@ -8,6 +8,7 @@ import { BenchRun } from './bench-run.js';
 import { benchNotes } from './notes.js';
 import { readOptions } from './options.js';
 import { aofPhase } from './phases/aof.js';
+import { clusterPhase } from './phases/cluster.js';
 import { echoPhase } from './phases/echo.js';
 import { floodPhase, floodSettings } from './phases/flood.js';
 import type { FloodCpuMs } from './phases/flood.js';
@@ -15,19 +16,21 @@ import { ingressPhase } from './phases/ingress.js';
 import { latencyPhase } from './phases/latency.js';
 import { rawBullmqPhase } from './phases/raw-bullmq.js';
 import { rawHttpWorkerPhase } from './phases/raw-http.js';
+import { redisCostPhase } from './phases/redis-cost.js';
 import { sustainedPhase } from './phases/sustained.js';
 import type { SustainedFigures } from './phases/sustained.js';
 import { tracingPhase } from './phases/tracing.js';
 import { workerDrainPhase } from './phases/worker-drain.js';
 import { buildApps, sandboxStats, startIngress, startSandbox } from './processes.js';
 import type { Sandbox, Server } from './processes.js';
-import { printTable } from './report.js';
+import { printClusterTable, printTable } from './report.js';
 import { redisInfo } from './redis-info.js';
 import type { SandboxStats } from './sandbox-process.js';
 import {
   median,
   medianOf,
   ratio,
+  REDIS_RATIOS,
   ROUND_RATIOS,
   TRACING_RATIOS,
   twoWorkersCeiling,
@@ -36,6 +39,7 @@ import type {
   Figures,
   Machine,
   Ratios,
+  RedisRatio,
   Results,
   RoundFigures,
   RoundRatio,
@@ -177,7 +181,8 @@ function tokenFigures(stats: SandboxStats, startedAt: Date): Figures['tokens'] {
 function ratiosOverRounds(
   rounds: Results['rounds'],
   tracing: Results['tracing_rounds'],
-): { medians: Pick<Ratios, RoundRatio | TracingRatio>; ranges: Results['ranges'] } {
+  redis: Results['redis_rounds'],
+): { medians: Pick<Ratios, RoundRatio | TracingRatio | RedisRatio>; ranges: Results['ranges'] } {
   const rangeOf = (values: number[]): [number, number] => [
     Math.min(...values),
     Math.max(...values),
@@ -189,9 +194,12 @@ function ratiosOverRounds(
     ...Object.fromEntries(
       TRACING_RATIOS.map((name) => [name, summary(tracing.map((one) => one.ratios[name]))]),
     ),
+    ...Object.fromEntries(
+      REDIS_RATIOS.map((name) => [name, summary(redis.map((one) => one[name]))]),
+    ),
   });
   return {
-    medians: over(median) as Pick<Ratios, RoundRatio | TracingRatio>,
+    medians: over(median) as Pick<Ratios, RoundRatio | TracingRatio | RedisRatio>,
     ranges: over(rangeOf) as Results['ranges'],
   };
 }
@@ -214,6 +222,7 @@ async function runPhases(): Promise<Results> {
   const rounds = await comparedRounds(sandbox);
   const middle = medianOf(rounds.map((one) => one.figures));
   const tracing = await tracingRounds(sandbox);
+  const redisRounds = await redisCostPhase(bench, sandbox);
   const ingress = await startIngress(bench, options.redisUrl, bench.cores);
   const sustained = await sustainedPhase(bench, ingress, sandbox);
   const paced = await sustainedLatency(ingress, sandbox, middle);
@@ -233,8 +242,9 @@ async function runPhases(): Promise<Results> {
     aof_everysec: aof,
     flood_unsigned: flooding.figures,
     tracing: medianOf(tracing.map((one) => one.figures)),
+    redis: redisFigures(redisRounds),
   };
-  const { medians, ranges } = ratiosOverRounds(rounds, tracing);
+  const { medians, ranges } = ratiosOverRounds(rounds, tracing, redisRounds);
   const ratios: Ratios = { ...medians, ...onceRatios(figures, flooding.cpuMs) };
   return {
     machine: machineOf(startedAt, redis.version, bodyBytes),
@@ -243,9 +253,16 @@ async function runPhases(): Promise<Results> {
     ranges,
     rounds,
     tracing_rounds: tracing,
+    redis_rounds: redisRounds,
     targets: evaluateTargets({ figures, ratios }),
     notes: benchNotes(flood, flooding.figures),
   };
+}
+
+/** The Redis figures' medians over the rounds, but the ratio (in `Ratios`). */
+function redisFigures(rounds: Results['redis_rounds']): Figures['redis'] {
+  const { redis_cpu_per_action_vs_raw: _ratio, ...figures } = medianOf(rounds);
+  return figures;
 }
 
 /** The ratios of one round of the tracing phase. */
@@ -261,7 +278,10 @@ function tracingRatios(t: Figures['tracing']): Pick<Ratios, TracingRatio> {
 }
 
 /** The ratios of the phases run once. */
-function onceRatios(f: Figures, cpuMs: FloodCpuMs): Omit<Ratios, RoundRatio | TracingRatio> {
+function onceRatios(
+  f: Figures,
+  cpuMs: FloodCpuMs,
+): Omit<Ratios, RoundRatio | TracingRatio | RedisRatio> {
   return {
     aof_cost_pct: f.aof_everysec.ingress_cost_pct,
     flood_legit_p99_vs_unloaded: f.flood_unsigned.p99_ratio,
@@ -287,7 +307,18 @@ function machineOf(startedAt: Date, redisVersion: string, bodyBytes: number): Ma
   };
 }
 
+/** `--cluster K`: the cluster phase alone, on a K-master cluster of the run's own. */
+async function runClusterPhase(masters: number): Promise<void> {
+  buildApps(bench);
+  const sandbox = await startSandbox(bench);
+  const figures = await clusterPhase(bench, sandbox, masters);
+  writeFileSync(options.out, `${JSON.stringify(figures, null, 2)}\n`);
+  printClusterTable(figures);
+  bench.log(`wrote ${options.out}`);
+}
+
 await bench.runToEnd(async () => {
+  if (options.cluster !== undefined) return runClusterPhase(options.cluster);
   const results = await runPhases();
   writeFileSync(options.out, `${JSON.stringify(results, null, 2)}\n`);
   printTable(results);

@@ -26,10 +26,15 @@ export interface BenchOptions {
   out: string;
   /** The Redis of the main run. @defaultValue REDIS_URL or `redis://127.0.0.1:6379` */
   redisUrl: string;
+  /**
+   * Masters of a Redis Cluster to run the cluster phase on, instead of the other phases (results
+   * in `bench/results-cluster.json`). @defaultValue none
+   */
+  cluster: number | undefined;
 }
 
 const USAGE =
-  'usage: npm run bench -- [--duration S] [--connections N] [--concurrency N] [--rounds N] [--rate R] [--quick] [--out FILE]';
+  'usage: npm run bench -- [--duration S] [--connections N] [--concurrency N] [--rounds N] [--rate R] [--quick] [--cluster K] [--out FILE]';
 
 /** The options from `process.argv`; prints the usage and exits 2 if a number is not one. */
 export function readOptions(): BenchOptions {
@@ -41,7 +46,8 @@ export function readOptions(): BenchOptions {
       quick: { type: 'boolean', default: false },
       rounds: { type: 'string' },
       rate: { type: 'string' },
-      out: { type: 'string', default: 'bench/results.json' },
+      out: { type: 'string' },
+      cluster: { type: 'string' },
     },
   });
   const quick = args.quick;
@@ -53,11 +59,13 @@ export function readOptions(): BenchOptions {
     quick,
     rounds: Number(args.rounds ?? (quick ? 1 : 3)),
     rate: args.rate === undefined ? undefined : Number(args.rate),
-    out: args.out,
+    out: args.out ?? (args.cluster ? 'bench/results-cluster.json' : 'bench/results.json'),
+    cluster: args.cluster === undefined ? undefined : Number(args.cluster),
     redisUrl: process.env.REDIS_URL || 'redis://127.0.0.1:6379',
   };
   const counts = [options.duration, options.connections, options.concurrency, options.rounds];
   if (options.rate !== undefined) counts.push(options.rate);
+  if (options.cluster !== undefined) counts.push(options.cluster);
   if (!counts.every((n) => Number.isInteger(n) && n > 0)) {
     console.error(USAGE);
     process.exit(2);

@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
-import { QUEUE_NAMES } from '@pw/shared';
+import { QUEUE_NAMES, QUEUE_STREAMS } from '@pw/shared';
 import { repoRoot } from '@pw/test-utils';
 import { BenchRun } from './bench-run.js';
 import { formatSummary, partCosts, readProfile, summarize } from './cpu-profile.js';
@@ -95,7 +95,11 @@ function diffCalls(after: CommandStats, before: CommandStats): [string, number, 
 }
 
 async function completedActions(redisUrl: string, prefix: string): Promise<number> {
-  const actions = new Queue(QUEUE_NAMES.actions, { connection: { url: redisUrl }, prefix });
+  const actions = new Queue(QUEUE_NAMES.actions, {
+    connection: { url: redisUrl },
+    prefix,
+    streams: QUEUE_STREAMS,
+  });
   try {
     return (await actions.getJobCounts('completed')).completed ?? 0;
   } finally {

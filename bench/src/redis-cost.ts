@@ -5,11 +5,9 @@
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { freePort, repoRoot } from '@pw/test-utils';
 import { BenchRun } from './bench-run.js';
 import { buildApps, startSandbox } from './processes.js';
-import { benchDatabase } from './record-store.js';
 import { redisInfo } from './redis-info.js';
 import { median, ratio } from './results.js';
 import { withoutOwnCalls } from './redis-cost/command-stats.js';
@@ -21,20 +19,19 @@ import {
   perAction,
   perUnit,
   RAW_PARTS,
-  roundCosts,
   sumCosts,
   SYSTEM_PARTS,
 } from './redis-cost/figures.js';
 import type { Part, PartCost } from './redis-cost/figures.js';
-import { RedisMeter } from './redis-cost/meter.js';
 import { benchOptionsFor, readRedisCostOptions } from './redis-cost/options.js';
 import type { RedisCostOptions } from './redis-cost/options.js';
 import { formatResults } from './redis-cost/report.js';
 import type { RedisCostResults } from './redis-cost/report.js';
 import { measureRound } from './redis-cost/round.js';
-import type { RoundMemory } from './redis-cost/round.js';
 import { loggedCalls, logEveryCommand, ScriptNamer } from './redis-cost/script-calls.js';
 import type { LoggedCalls } from './redis-cost/script-calls.js';
+import { measureRounds, privateStage } from './redis-cost/stage.js';
+import type { MeasuredRound } from './redis-cost/stage.js';
 import type { Stage } from './redis-cost/windows.js';
 
 const LUA_FOLDERS = ['packages/shared/src/lua', 'apps/worker/src/lua', 'apps/dashboard/src/lua'];
@@ -95,7 +92,7 @@ function rangeOf(values: readonly number[]): [number, number] {
 
 /** The rounds' figures put together. */
 function summarize(
-  rounds: { costs: Record<Part, PartCost>; memory: RoundMemory; actions: number }[],
+  rounds: MeasuredRound[],
 ): Omit<RedisCostResults, 'machine' | 'top_level_calls' | 'script_commands'> {
   const parts = Object.fromEntries(
     [...SYSTEM_PARTS, ...RAW_PARTS].map((part) => [
@@ -143,24 +140,15 @@ function summarize(
 
 async function run(o: RedisCostOptions): Promise<RedisCostResults> {
   buildApps(bench);
-  await bench.startPrivateRedis(false, port);
-  const redis = new Redis(redisUrl);
-  const meter = new RedisMeter(redis, () => redis.call('SLOWLOG', 'RESET'));
-  bench.log(`private redis-server on port ${port}; keys under ${bench.prefix}:`);
   const sandbox = await startSandbox(bench);
-  const database = await benchDatabase(bench);
-  const stage: Stage = { bench, sandbox, meter, redis, recordTtlSeconds: o.recordTtlSeconds };
+  const onStage = await privateStage(bench, port, sandbox, o.recordTtlSeconds);
+  const { stage, databaseUrl } = onStage;
   try {
-    const rounds = [];
-    for (let i = 1; i <= o.rounds; i++) {
-      bench.log(`round ${i} of ${o.rounds}`);
-      const { cost, memory } = await measureRound(stage, o.webhooks, database.url);
-      rounds.push({ costs: roundCosts(cost), memory, actions: cost.actions });
-    }
+    const rounds = await measureRounds(onStage, o.webhooks, o.rounds);
     bench.log('naming pass: MONITOR sees each script loaded');
-    const namer = await nameScripts(stage, database.url);
+    const namer = await nameScripts(stage, databaseUrl);
     bench.log('slowlog pass: every call logged, by script');
-    const named = await slowlogPass(stage, database.url, namer);
+    const named = await slowlogPass(stage, databaseUrl, namer);
     const server = await redisInfo(redisUrl);
     const machine = {
       cpu: cpus()[0]?.model.trim() ?? 'unknown',
@@ -176,8 +164,7 @@ async function run(o: RedisCostOptions): Promise<RedisCostResults> {
       script_commands: named.inScripts,
     };
   } finally {
-    redis.disconnect();
-    await database.close();
+    await onStage.close();
   }
 }
 

@@ -1,5 +1,6 @@
 // The bench's readable table, printed from the same object that goes to bench/results.json.
 
+import type { ClusterFigures } from './phases/cluster.js';
 import type { Figures, Results } from './results.js';
 
 const n = (value: number) => value.toLocaleString('en-US');
@@ -55,6 +56,10 @@ function figureRows(f: Figures): string[][] {
     [
       '  the same, recorder writing to PostgreSQL',
       `${n(f.worker.actions_per_s_recording)} actions/s (${n(f.worker.recorded_changes)} attempts recorded), worker CPU ${f.worker.worker_cpu_ms_per_action_recording} ms/action, recorder CPU ${f.worker.recorder_cpu_ms_per_action} ms/action`,
+    ],
+    [
+      "Redis's cost (private Redis)",
+      `${f.redis.redis_cpu_ms_per_action} ms CPU/action (raw BullMQ ${f.redis.raw_redis_cpu_ms_per_action} ms/job), ${n(f.redis.actions_per_redis_core)} actions per Redis core, ${n(f.redis.redis_bytes_per_finished_webhook)} bytes per finished webhook`,
     ],
     [
       'tracing: ingress, 1 process',
@@ -151,4 +156,18 @@ export function printTable(results: Results): void {
     `Note: ${results.notes.worker}`,
   ];
   console.log(lines.join('\n'));
+}
+
+/** The cluster phase's figures (`--cluster K`). */
+export function printClusterTable(figures: ClusterFigures): void {
+  const rows = [
+    ['figure', 'value'],
+    ['masters', String(figures.masters)],
+    ['partitions', String(figures.partitions)],
+    ['webhooks accepted', String(figures.webhooks_accepted)],
+    ['actions/s (two worker processes)', String(figures.actions_per_s)],
+    ['redis_cluster_cpu_shares', figures.redis_cluster_cpu_shares.join(', ')],
+    ['acknowledged webhooks not completed (lost)', String(figures.lost)],
+  ];
+  console.log(['', table(rows), ''].join('\n'));
 }

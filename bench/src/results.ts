@@ -1,4 +1,5 @@
 // The shape of bench/results.json: each phase fills its group of figures, main.ts the rest.
+import type { RedisFigures } from './redis-cost/figures.js';
 
 export interface Target {
   name: string;
@@ -83,6 +84,11 @@ export interface Figures {
     number
   >;
   flood_unsigned: FloodFigures;
+  /**
+   * Redis's own cost on a private Redis (docs/redis-cost.md): CPU per action, the system's and the
+   * raw baseline's, and the bytes a finished webhook leaves; the ratio is in `Ratios`.
+   */
+  redis: Omit<RedisFigures, RedisRatio>;
   /** Accepted webhooks/s (one ingress process) and drained actions/s, by tracing mode. */
   tracing: Record<
     | 'ingress_plain_per_s'
@@ -158,7 +164,8 @@ export type Ratios = Record<
   | 'aof_cost_pct'
   | 'flood_legit_p99_vs_unloaded'
   | 'flood_many_keys_cpu_vs_legit'
-  | 'flood_long_keys_cpu_vs_legit',
+  | 'flood_long_keys_cpu_vs_legit'
+  | 'redis_cpu_per_action_vs_raw',
   number
 >;
 
@@ -195,6 +202,12 @@ export const TRACING_RATIOS = [
 ] as const satisfies readonly (keyof Ratios)[];
 export type TracingRatio = (typeof TRACING_RATIOS)[number];
 
+/** The ratio of each round of the Redis cost phase; the results give its median and range. */
+export const REDIS_RATIOS = [
+  'redis_cpu_per_action_vs_raw',
+] as const satisfies readonly (keyof Ratios & keyof RedisFigures)[];
+export type RedisRatio = (typeof REDIS_RATIOS)[number];
+
 export interface Results {
   machine: Machine;
   /** Medians over the rounds for the round figures and tracing's; one measure for the others. */
@@ -202,9 +215,10 @@ export interface Results {
   /** Medians over the rounds for the round ratios. */
   ratios: Ratios;
   /** Lowest and highest value over the rounds of each round ratio. */
-  ranges: Record<RoundRatio | TracingRatio, [number, number]>;
+  ranges: Record<RoundRatio | TracingRatio | RedisRatio, [number, number]>;
   rounds: { figures: RoundFigures; ratios: Pick<Ratios, RoundRatio> }[];
   tracing_rounds: { figures: Figures['tracing']; ratios: Pick<Ratios, TracingRatio> }[];
+  redis_rounds: RedisFigures[];
   targets: Target[];
   notes: Notes;
 }

@@ -10,6 +10,7 @@ function measured(change: (m: Measured) => void = () => undefined): Measured {
       sustained_2000: { accepted_per_s: 1960, p99_ms: 35 },
       paced: { sampled: 200, enqueue_to_start_p50_ms: 2, enqueue_to_start_p99_ms: 10 },
       rss_peak_mb: { ingress_per_process: 120 },
+      redis: { redis_bytes_per_finished_webhook: 499 },
       tokens: { requests: 6, worker_processes_started: 3, run_s: 400, token_lifetime_s: 300 },
       flood_unsigned: {
         flood_answers: { many_keys: { 413: 20, 429: 20 }, long_keys: { 401: 20, 429: 20 } },
@@ -28,6 +29,7 @@ function measured(change: (m: Measured) => void = () => undefined): Measured {
       ingress_tracing_off_vs_plain: 0.9,
       worker_tracing_off_vs_plain: 0.9,
       aof_cost_pct: 9.9,
+      redis_cpu_per_action_vs_raw: 1.25,
     },
   } as unknown as Measured;
   change(m);
@@ -45,6 +47,8 @@ describe('the targets table', () => {
       '<= 2',
       '>= 1,960',
       '<= 35',
+      '<= 1.25',
+      '< 500',
       '>= 0.7',
       '>= 0.8',
       '>= 1.5',
@@ -131,5 +135,16 @@ describe('medians over rounds', () => {
       { echo: { accepted_per_s: 200, p99_ms: 5 }, quick: false },
     ];
     expect(medianOf(rounds)).toEqual({ echo: { accepted_per_s: 200, p99_ms: 5 }, quick: false });
+  });
+});
+
+describe("Redis's targets", () => {
+  it('miss a ratio past 1.25, and 500 bytes or more per finished webhook', () => {
+    const m = measured((m) => {
+      m.ratios.redis_cpu_per_action_vs_raw = 1.26;
+      m.figures.redis.redis_bytes_per_finished_webhook = 500;
+    });
+    expect(metOf(m, "Redis's CPU per action vs raw BullMQ's")).toBe(false);
+    expect(metOf(m, 'Redis bytes per finished webhook')).toBe(false);
   });
 });

@@ -59,6 +59,18 @@ export const TARGETS: readonly TargetRule[] = [
     limit: 35,
   },
   {
+    name: "Redis's CPU per action vs raw BullMQ's",
+    read: (m) => m.ratios.redis_cpu_per_action_vs_raw,
+    compare: '<=',
+    limit: 1.25,
+  },
+  {
+    name: 'Redis bytes per finished webhook',
+    read: (m) => m.figures.redis.redis_bytes_per_finished_webhook,
+    compare: '<',
+    limit: 500,
+  },
+  {
     name: 'no-op actions vs raw no-op worker',
     read: (m) => m.ratios.actions_vs_raw_noop_worker,
     compare: '>=',

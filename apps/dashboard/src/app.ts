@@ -4,7 +4,6 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Queue } from 'bullmq';
 import type { Registry } from 'prom-client';
 import type {
-  ActionJobData,
   ActionsConfig,
   AuditLog,
   CircuitBoard,
@@ -12,6 +11,7 @@ import type {
   RejectedChanges,
   RulesStore,
 } from '@pw/shared';
+import type { ActionQueues } from './action-queues.js';
 import { apiDocs } from './api-docs.js';
 import { basicAuth } from './basic-auth.js';
 import { consoleAssets } from './console-assets.js';
@@ -31,13 +31,14 @@ import type { RecordReader } from './records-api.js';
 import type { Trends } from './trends.js';
 
 export interface DashboardDeps {
+  /** The board's queues: every partition's `actions` queue, in partition order. */
   queues: readonly Queue[];
   operator: Operator;
   rules: Pick<RulesStore, 'read' | 'replace'>;
   /** The partner targets' circuits, shared with the workers through Redis. */
   circuits: CircuitBoard;
-  /** The `actions` queue, where closing a circuit wakes the jobs it held. */
-  actions: Queue<ActionJobData>;
+  /** The `actions` queues, where closing a circuit wakes the jobs it held. */
+  actions: ActionQueues;
   metrics: Registry;
   log: Logger;
   /** Every operator change: a log line and an entry in the record store's audit log. */

@@ -1,9 +1,10 @@
-import type { Job, Queue } from 'bullmq';
+import type { Job } from 'bullmq';
 import { actionOfJobId, actionsOf, EVENT_TYPES, isActionName } from '@pw/shared';
 import type { ActionJobData, ActionName, EventType, RedisClient } from '@pw/shared';
 import type { DeadLetter, DeadLetterPage } from '@pw/shared/operator-api';
 
 export type { DeadLetter, DeadLetterPage };
+import type { ActionQueues } from './action-queues.js';
 import { FailedSet } from './failed-set.js';
 import type { FailedEntry, FailedRange } from './failed-set.js';
 
@@ -93,19 +94,23 @@ export const toDeadLetter = (job: Job<ActionJobData>): DeadLetter => ({
 });
 
 /**
- * The dead letters (BullMQ's failed `actions` jobs), read from the failed set a page at a time:
- * a page without an action or event type filter reads `limit` + 1 ids from its position; a filtered
- * one reads ids only, at most `SCAN_BOUND` of them, and loads only the jobs it answers with.
+ * The dead letters (BullMQ's failed `actions` jobs of every partition), read from the failed sets
+ * a page at a time, merged newest first: a page without an action or event type filter reads
+ * `limit` + 1 ids from its position (of each partition); a filtered one reads ids only, at most
+ * `SCAN_BOUND` of them, and loads only the jobs it answers with.
  */
 export class DeadLetters {
   private readonly failed: FailedSet;
 
-  /** `redis`: the connection `actions` was made with. */
+  /** `redis`: the connection the queues were made with. */
   constructor(
-    private readonly actions: Queue<ActionJobData>,
+    private readonly actions: ActionQueues,
     redis: RedisClient,
   ) {
-    this.failed = new FailedSet(redis, actions.toKey('failed'));
+    this.failed = new FailedSet(
+      redis,
+      actions.all.map((queue) => queue.toKey('failed')),
+    );
   }
 
   /** One page, newest first, after `cursor` (a position `encodeCursor` made). */
@@ -181,7 +186,9 @@ export class DeadLetters {
 
   /** The jobs of `entries` still there (one replayed or removed meanwhile is left out). */
   async load(entries: readonly FailedEntry[]): Promise<Job<ActionJobData>[]> {
-    const jobs = await Promise.all(entries.map((entry) => this.actions.getJob(entry.id)));
+    const jobs = await Promise.all(
+      entries.map((entry) => this.actions.ofJob(entry.id).getJob(entry.id)),
+    );
     return jobs.filter((job): job is Job<ActionJobData> => job !== undefined);
   }
 

@@ -46,4 +46,30 @@ describe('FailedSet', () => {
     expect(within.map((entry) => entry.failedAt)).toEqual(Array<number>(10).fill(1001));
     expect(await set.count(range)).toBe(10);
   });
+
+  it('reads the sets of several partitions as one, in one order, each entry once across reads', async () => {
+    // Two more partitions' sets, failing in the same milliseconds as the first.
+    const others = [`${prefix}:p1:actions:failed`, `${prefix}:p2:actions:failed`];
+    for (const [n, other] of others.entries()) {
+      for (let i = 0; i < 9; i += 1) await redis.zadd(other, 1000 + (i % 3), `p${n + 1}-job-${i}`);
+    }
+    const merged = new FailedSet(redis, [key, ...others]);
+    const all = await readAll(merged, { max: '+inf', min: '-inf' }, 5);
+    const expected = (
+      await Promise.all(
+        [key, ...others].map(async (set) =>
+          (await redis.zrange(set, '+inf', '-inf', 'BYSCORE', 'REV', 'WITHSCORES')).flatMap(
+            (value, i, list) => (i % 2 === 0 ? [{ id: value, failedAt: Number(list[i + 1]) }] : []),
+          ),
+        ),
+      )
+    )
+      .flat()
+      .sort(
+        (a, b) => b.failedAt - a.failedAt || Buffer.compare(Buffer.from(b.id), Buffer.from(a.id)),
+      );
+    expect(all).toEqual(expected);
+    expect(all).toHaveLength(48);
+    expect(await merged.count({ max: '1001', min: '1001' })).toBe(16);
+  });
 });

@@ -1,6 +1,5 @@
 // Composition root of the dashboard: the only place that reads the environment and builds clients.
 import { fileURLToPath } from 'node:url';
-import { Queue } from 'bullmq';
 import { RecordStore } from '@pw/records';
 import {
   AuditLog,
@@ -14,10 +13,11 @@ import {
   createRedis,
   DEFAULT_RULES,
   OutcomeStore,
-  QUEUE_NAMES,
+  PartitionCountGuard,
+  Partitions,
   RulesStore,
 } from '@pw/shared';
-import type { ActionJobData } from '@pw/shared';
+import { ActionQueues } from './action-queues.js';
 import { createDashboard } from './app.js';
 import { loadDashboardConfig } from './config.js';
 import { LoginLimit } from './login-limit.js';
@@ -33,11 +33,20 @@ const redis = createRedis(config.REDIS_URL, config.REDIS_CLUSTER, {
 });
 redis.on('error', (error) => log.warn({ err: error }, 'Redis connection error'));
 const prefix = config.QUEUE_PREFIX;
-const actions = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection: redis, prefix });
-const outcomes = new OutcomeStore(redis, {
-  queuePrefix: prefix,
-  recordTtlSeconds: config.RECORD_TTL_SECONDS,
+const partitions = new Partitions(prefix, config.QUEUE_PARTITIONS);
+// The partition count is claimed once Redis answers (a dashboard starts while Redis is away, and
+// serves what it can); work stored under another count stops it, in one line.
+const guard = new PartitionCountGuard(redis, partitions, (error) => {
+  log.fatal({ code: error.code }, error.message);
+  process.exit(1);
 });
+redis.on('ready', () => void guard.ready().catch(() => undefined));
+// Every partition's `actions` queue and outcome records; circuits, rules and logins are shared.
+const actions = new ActionQueues(partitions, redis);
+const outcomes = partitions.prefixes.map(
+  (queuePrefix) =>
+    new OutcomeStore(redis, { queuePrefix, recordTtlSeconds: config.RECORD_TTL_SECONDS }),
+);
 
 // The dashboard only reads circuits and overrides them: the breaker and its thresholds are the
 // workers'.
@@ -51,19 +60,19 @@ const records = config.DATABASE_URL
 if (!records) log.warn('DATABASE_URL is unset: search, the audit log and the ledger are off');
 
 const app = createDashboard({
-  queues: [actions],
+  queues: actions.all,
   operator: new Operator({ actions, outcomes, redis, records }),
   records,
-  audit: new AuditLog(redis, prefix, log),
-  rejected: new RejectedChanges(redis, prefix),
+  audit: new AuditLog(redis, partitions, log),
+  rejected: new RejectedChanges(redis, partitions),
   circuits,
   actions,
   rules: new RulesStore(redis, {
     queuePrefix: prefix,
     seed: config.actions.rules ?? DEFAULT_RULES,
   }),
-  metrics: createDashboardMetrics([actions]),
-  trends: () => readTrends(redis, prefix, [actions]),
+  metrics: createDashboardMetrics(actions.all),
+  trends: () => readTrends(redis, partitions, actions.all),
   actionsConfig: config.actions,
   log,
   credentials: { user: config.user, password: config.password },
@@ -91,6 +100,7 @@ const server = createHttpServer(app).listen(config.DASHBOARD_PORT, () => {
       api: `${address}/api`,
       docs: `${address}/docs/`,
       user: config.user,
+      partitions: partitions.count,
     },
     'dashboard listening',
   );

@@ -1,7 +1,8 @@
-import type { Job, Queue } from 'bullmq';
-import { actionJobId, isActionName } from '@pw/shared';
+import type { Job } from 'bullmq';
+import { actionJobId, isActionName, sourceOfWebhook } from '@pw/shared';
 import type { RecordStore, WebhookRecord } from '@pw/records';
 import type { ActionJobData, OutcomeStore, RedisClient } from '@pw/shared';
+import type { ActionQueues } from './action-queues.js';
 import { DeadLetters } from './dead-letters.js';
 import type { DeadLetterFilter, DeadLetterPage } from './dead-letters.js';
 import type { FailedEntry } from './failed-set.js';
@@ -11,18 +12,23 @@ import { fromRecordStore, recordStoreError, storeUnavailable } from './record-st
 export type StoredOutcomes = Pick<RecordStore, 'webhook'>;
 
 export interface OperatorDeps {
-  actions: Queue<ActionJobData>;
-  outcomes: OutcomeStore;
-  /** The connection `actions` was made with: dead letters are read from its failed set. */
+  /** The `actions` queue of every partition. */
+  actions: ActionQueues;
+  /** The outcome records of every partition, by partition. */
+  outcomes: readonly OutcomeStore[];
+  /** The connection `actions` was made with: dead letters are read from their failed sets. */
   redis: RedisClient;
   /** The record store, when there is one. */
   records?: StoredOutcomes | undefined;
 }
 
-/** What operators do with deliveries: read outcomes, list dead letters, replay failed actions. */
+/**
+ * What operators do with deliveries: read outcomes, list dead letters, replay failed actions, in
+ * every partition (a webhook's id names its own).
+ */
 export class Operator {
-  private readonly actions: Queue<ActionJobData>;
-  private readonly outcomes: OutcomeStore;
+  private readonly actions: ActionQueues;
+  private readonly outcomes: readonly OutcomeStore[];
   private readonly records: StoredOutcomes | undefined;
   private readonly letters: DeadLetters;
 
@@ -40,7 +46,7 @@ export class Operator {
    */
   async outcome(webhookId: string) {
     const [hot, stored] = await Promise.all([
-      this.outcomes.get(webhookId),
+      this.outcomesOf(webhookId).get(webhookId),
       // The store away: a webhook Redis still has is answered from there, without history.
       this.stored(webhookId),
     ]);
@@ -60,6 +66,11 @@ export class Operator {
         history: history.get(action.name) ?? [],
       })),
     };
+  }
+
+  /** The outcome records of the webhook's partition. */
+  private outcomesOf(webhookId: string): OutcomeStore {
+    return sourceOfWebhook(this.actions.partitions, this.outcomes, webhookId);
   }
 
   /**
@@ -97,7 +108,7 @@ export class Operator {
     const replayed: string[] = [];
     for (const action of outcome.actions.filter((a) => a.state === 'failed')) {
       const job = isActionName(action.name)
-        ? await this.actions.getJob(actionJobId(webhookId, action.name))
+        ? await this.actions.ofWebhook(webhookId).getJob(actionJobId(webhookId, action.name))
         : undefined;
       if (job && (await this.replay(job))) replayed.push(action.name);
     }
@@ -142,11 +153,12 @@ export class Operator {
     // A dead letter can outlive its record in Redis (BullMQ removes old failed jobs only as
     // others fail): the record comes back from the store first, for the replay to change.
     const records = this.records;
-    if (records && !(await this.outcomes.get(webhookId))) {
+    const outcomes = this.outcomesOf(webhookId);
+    if (records && !(await outcomes.get(webhookId))) {
       const stored = await fromRecordStore(() => records.webhook(webhookId));
-      if (stored) await this.outcomes.restore(stored);
+      if (stored) await outcomes.restore(stored);
     }
-    await this.outcomes.requeued(webhookId, job.data.action);
+    await outcomes.requeued(webhookId, job.data.action);
     await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
     return true;
   }

@@ -17,7 +17,31 @@ const BOARD_QUEUE_OPTIONS: ConstructorParameters<typeof BullMQAdapter>[1] & {
   allowCompletedRetries: boolean;
 } = { readOnlyMode: false, allowCompletedRetries: false };
 
-/** The queue board (bull-board) for `/admin/queues`, behind its audit log. */
+/**
+ * The board's adapter of each queue. Queues of one name in several partitions (the `actions`
+ * queue of each) show one each, as `actions · 3`, named `p3.actions` in the board's addresses;
+ * a queue of one partition keeps its own name.
+ */
+function adapters(queues: readonly Queue[]): BullMQAdapter[] {
+  const named = new Map<string, number>();
+  for (const queue of queues) named.set(queue.name, (named.get(queue.name) ?? 0) + 1);
+  const seen = new Map<string, number>();
+  return queues.map((queue) => {
+    if (named.get(queue.name) === 1) return new BullMQAdapter(queue, BOARD_QUEUE_OPTIONS);
+    const partition = seen.get(queue.name) ?? 0;
+    seen.set(queue.name, partition + 1);
+    return new BullMQAdapter(queue, {
+      ...BOARD_QUEUE_OPTIONS,
+      prefix: `p${partition}.`,
+      displayName: `${queue.name} · ${partition}`,
+    });
+  });
+}
+
+/**
+ * The queue board (bull-board) for `/admin/queues`, behind its audit log; `queues` in partition
+ * order.
+ */
 export function queueBoard(
   queues: readonly Queue[],
   log: Logger,
@@ -26,7 +50,7 @@ export function queueBoard(
   const board = new ExpressAdapter();
   board.setBasePath('/admin/queues');
   createBullBoard({
-    queues: queues.map((queue) => new BullMQAdapter(queue, BOARD_QUEUE_OPTIONS)),
+    queues: adapters(queues),
     serverAdapter: board,
     options: { uiConfig: { boardTitle: 'partner-webhooks' }, handlerHooks: boardHooks },
   });

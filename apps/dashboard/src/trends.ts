@@ -1,27 +1,54 @@
 import type { Queue } from 'bullmq';
 import { ACTION_COUNTS, countMinute, keys } from '@pw/shared';
-import type { ActionCount, RedisClient } from '@pw/shared';
+import type { ActionCount, Partitions, RedisClient } from '@pw/shared';
 import type { TrendMinute, Trends } from '@pw/shared/operator-api';
 
 export type { TrendMinute, Trends };
 
 const MINUTES = 60;
 
+/** One minute's counts as one partition holds them. */
+type MinuteCounts = Omit<TrendMinute, 'at'>;
+
 /**
- * The console's trends, from per-minute counters in Redis: the ingress counts what it accepts in
- * its add script, the worker what it completes, fails and holds in its outcome script. Redis
- * rather than the record store, so that the charts are live when the store or the recorder is
- * behind, and cost 120 hash reads however busy the hour was, not a scan of its attempts.
+ * The console's trends, from per-minute counters in Redis, summed over the partitions: the
+ * ingress counts what it accepts in its add script, the worker what it completes, fails and holds
+ * in its outcome script, each in the webhook's partition. Redis rather than the record store, so
+ * that the charts are live when the store or the recorder is behind, and cost 120 hash reads per
+ * partition however busy the hour was, not a scan of its attempts. `queues`: the queues whose
+ * oldest waiting job is shown (a queue of several partitions: the oldest of all).
  */
 export async function readTrends(
   redis: RedisClient,
-  prefix: string,
+  partitions: Partitions | string,
   queues: readonly Queue[],
   now = new Date(),
 ): Promise<Trends> {
+  const prefixes = typeof partitions === 'string' ? [partitions] : partitions.prefixes;
   const minutes = Array.from({ length: MINUTES }, (_, i) =>
     countMinute(new Date(now.getTime() - (MINUTES - 1 - i) * 60_000)),
   );
+  // One pipeline per partition: on a Redis Cluster a pipeline keeps to one hash slot.
+  const each = await Promise.all(prefixes.map((prefix) => partitionCounts(redis, prefix, minutes)));
+  const counts = minutes.map((at, i) => {
+    const total: TrendMinute = { at, accepted: 0, completed: 0, failed: 0, held: 0 };
+    for (const partition of each) {
+      const minute = partition[i];
+      if (!minute) continue;
+      total.accepted += minute.accepted;
+      for (const name of ACTION_COUNTS) total[name] += minute[name];
+    }
+    return total;
+  });
+  return { minutes: counts, oldest_waiting_seconds: await oldestByName(queues, now) };
+}
+
+/** Each minute's counts in the partition of `prefix`. */
+async function partitionCounts(
+  redis: RedisClient,
+  prefix: string,
+  minutes: readonly string[],
+): Promise<MinuteCounts[]> {
   const pipeline = redis.pipeline();
   for (const minute of minutes) {
     pipeline.hget(keys.ingressCounts(prefix, minute), 'accepted');
@@ -29,12 +56,11 @@ export async function readTrends(
   }
   const replies = (await pipeline.exec()) ?? [];
   const count = (value: unknown) => Number(value ?? 0);
-  const counts = minutes.map((at, i) => {
+  return minutes.map((_, i) => {
     const [, accepted] = replies[2 * i] ?? [];
     const [, actions] = replies[2 * i + 1] ?? [];
     const byName = (actions ?? []) as (string | null)[];
     return {
-      at,
       accepted: count(accepted),
       ...(Object.fromEntries(ACTION_COUNTS.map((name, n) => [name, count(byName[n])])) as Record<
         ActionCount,
@@ -42,13 +68,21 @@ export async function readTrends(
       >),
     };
   });
+}
+
+/** The oldest waiting job's age by queue name, over the queues of that name (null: none waits). */
+async function oldestByName(
+  queues: readonly Queue[],
+  now: Date,
+): Promise<Record<string, number | null>> {
   const ages = await Promise.all(queues.map((queue) => oldestWaitingSeconds(queue, now)));
-  return {
-    minutes: counts,
-    oldest_waiting_seconds: Object.fromEntries(
-      queues.map((queue, i) => [queue.name, ages[i] ?? null]),
-    ),
-  };
+  const oldest: Record<string, number | null> = {};
+  queues.forEach((queue, i) => {
+    const age = ages[i] ?? null;
+    const before = oldest[queue.name] ?? null;
+    oldest[queue.name] = before === null ? age : age === null ? before : Math.max(before, age);
+  });
+  return oldest;
 }
 
 /**

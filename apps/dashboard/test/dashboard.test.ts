@@ -1,4 +1,5 @@
-import { Queue, UnrecoverableError, Worker } from 'bullmq';
+import type { Queue } from 'bullmq';
+import { UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,12 +12,14 @@ import {
   DEFAULT_RULES,
   openApiDocument,
   OutcomeStore,
+  Partitions,
   QUEUE_NAMES,
   RulesStore,
 } from '@pw/shared';
 import type { ActionJobData } from '@pw/shared';
 import { deleteKeys, startIntake, testRedisUrl, uniquePrefix } from '@pw/test-utils';
 import type { TestIntake } from '@pw/test-utils';
+import { ActionQueues } from '../src/action-queues.js';
 import { createDashboard } from '../src/app.js';
 import { LoginLimit } from '../src/login-limit.js';
 import { createDashboardMetrics } from '../src/metrics.js';
@@ -29,6 +32,7 @@ const prefix = uniquePrefix();
 const auth = { user: 'operator', password: 'correct horse' };
 let redis: Redis;
 let actions: Queue<ActionJobData>;
+let onePartition: ActionQueues;
 let outcomes: OutcomeStore;
 let intake: TestIntake;
 let app: ReturnType<typeof createDashboard>;
@@ -75,7 +79,8 @@ const settled = (id: string) => outcomes.waitUntilFinished(id, subscriber, { tim
 beforeAll(() => {
   redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
   subscriber = redis.duplicate();
-  actions = new Queue(QUEUE_NAMES.actions, { connection: redis, prefix });
+  onePartition = new ActionQueues(new Partitions(prefix), redis);
+  actions = onePartition.partition(0);
   outcomes = new OutcomeStore(redis, { queuePrefix: prefix, recordTtlSeconds: 600 });
   intake = startIntake(redis, prefix, {
     retry: { attempts: 2, backoff: { type: 'fixed', delay_ms: 1 } },
@@ -100,9 +105,9 @@ beforeAll(() => {
   );
   app = createDashboard({
     queues: [actions],
-    operator: new Operator({ actions, outcomes, redis }),
+    operator: new Operator({ actions: onePartition, outcomes: [outcomes], redis }),
     circuits: new CircuitBoard(redis, { queuePrefix: prefix }),
-    actions,
+    actions: onePartition,
     rules: new RulesStore(redis, { queuePrefix: prefix, seed: DEFAULT_RULES }),
     metrics: createDashboardMetrics([actions]),
     trends: () => readTrends(redis, prefix, [actions]),

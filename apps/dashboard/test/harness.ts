@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
-import { Queue, UnrecoverableError, Worker } from 'bullmq';
+import type { Queue } from 'bullmq';
+import { UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { expect, vi } from 'vitest';
@@ -12,6 +13,7 @@ import {
   DEFAULT_RULES,
   EVENT_REGISTRY,
   OutcomeStore,
+  Partitions,
   QUEUE_NAMES,
   RulesStore,
   sampleEvent,
@@ -19,6 +21,7 @@ import {
 import type { ActionJobData, ActionName, EventType, WebhookJobData } from '@pw/shared';
 import { deleteKeys, startIntake, testRedisUrl, uniquePrefix } from '@pw/test-utils';
 import type { TestIntake } from '@pw/test-utils';
+import { ActionQueues } from '../src/action-queues.js';
 import { createDashboard } from '../src/app.js';
 import type { RecordReader } from '../src/records-api.js';
 import { LoginLimit } from '../src/login-limit.js';
@@ -38,8 +41,16 @@ export interface DashboardHarness {
   app: ReturnType<typeof createDashboard>;
   redis: Redis;
   prefix: string;
+  /** `QUEUE_PARTITIONS` of the harness (1 unless asked). */
+  partitions: Partitions;
+  /** The `actions` queue of partition 0 (the only one by default). */
   actions: Queue<ActionJobData>;
+  /** The `actions` queue of every partition. */
+  queues: ActionQueues;
+  /** The outcome records of partition 0. */
   outcomes: OutcomeStore;
+  /** The outcome records of every partition, by partition. */
+  outcomesByPartition: readonly OutcomeStore[];
   /** Takes webhooks in as the ingress does: each its record and its waiting action jobs. */
   intake: TestIntake;
   /** The store the dashboard reads and overrides circuits through. */
@@ -78,6 +89,20 @@ export function webhookOf(
 
 const withOwnOrigin = (test: request.Test) => test.set('Host', HOST).set('Origin', OWN_ORIGIN);
 
+/** A logger whose every line is kept, parsed. */
+function capturedLog() {
+  const logs: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
+        logs.push(JSON.parse(line) as Record<string, unknown>);
+      }
+      done();
+    },
+  });
+  return { log: createLogger({ name: 'dashboard-test', level: 'info', destination }), logs };
+}
+
 /** The real dashboard on a queue prefix of its own, backed by a real Redis. */
 export function startDashboard(
   options: {
@@ -88,36 +113,44 @@ export function startDashboard(
     prefix?: string;
     loginLimit?: LoginLimitOptions;
     trustProxyHops?: number;
+    /** `QUEUE_PARTITIONS`. @defaultValue 1 */
+    partitions?: number;
   } = {},
 ): DashboardHarness {
   const prefix = options.prefix ?? uniquePrefix();
   const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
-  const actions = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection: redis, prefix });
-  const outcomes = new OutcomeStore(redis, { queuePrefix: prefix, recordTtlSeconds: 600 });
-  const intake = startIntake(redis, prefix, { retry: DEPLOYMENT_RETRY, recordTtlSeconds: 600 });
-  const circuits = new CircuitBoard(redis, { queuePrefix: prefix });
-  const logs: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
-        logs.push(JSON.parse(line) as Record<string, unknown>);
-      }
-      done();
-    },
+  const partitions = new Partitions(prefix, options.partitions ?? 1);
+  const queues = new ActionQueues(partitions, redis);
+  const actions = queues.partition(0);
+  const outcomesByPartition = partitions.prefixes.map(
+    (queuePrefix) => new OutcomeStore(redis, { queuePrefix, recordTtlSeconds: 600 }),
+  );
+  // Each webhook to the partition its id names (`partitions.newWebhookId`), as the ingress does.
+  const intake = startIntake(redis, prefix, {
+    retry: DEPLOYMENT_RETRY,
+    recordTtlSeconds: 600,
+    partitions: partitions.count,
   });
-  const log = createLogger({ name: 'dashboard-test', level: 'info', destination });
+  const outcomes = outcomesByPartition[0]!;
+  const circuits = new CircuitBoard(redis, { queuePrefix: prefix });
+  const { log, logs } = capturedLog();
   const app = createDashboard({
-    queues: [actions],
-    operator: new Operator({ actions, outcomes, redis, records: options.records }),
+    queues: queues.all,
+    operator: new Operator({
+      actions: queues,
+      outcomes: outcomesByPartition,
+      redis,
+      records: options.records,
+    }),
     ...(options.records ? { records: options.records } : {}),
     circuits,
-    actions,
+    actions: queues,
     rules: new RulesStore(redis, { queuePrefix: prefix, seed: DEFAULT_RULES }),
-    metrics: createDashboardMetrics([actions]),
-    trends: () => readTrends(redis, prefix, [actions]),
+    metrics: createDashboardMetrics(queues.all),
+    trends: () => readTrends(redis, partitions, queues.all),
     log,
-    audit: new AuditLog(redis, prefix, log),
-    rejected: new RejectedChanges(redis, prefix),
+    audit: new AuditLog(redis, partitions, log),
+    rejected: new RejectedChanges(redis, partitions),
     credentials: AUTH,
     logins: new LoginLimit(redis, prefix, options.loginLimit),
     ...(options.trustProxyHops === undefined ? {} : { trustProxyHops: options.trustProxyHops }),
@@ -128,14 +161,17 @@ export function startDashboard(
     app,
     redis,
     prefix,
+    partitions,
     actions,
+    queues,
     outcomes,
+    outcomesByPartition,
     intake,
     circuits,
     logs,
     as: (method, path) => withOwnOrigin(request(app)[method](path).auth(AUTH.user, AUTH.password)),
     async close() {
-      await Promise.all([actions.close(), intake.close()]);
+      await Promise.all([queues.close(), intake.close()]);
       await deleteKeys(redis, prefix);
       redis.disconnect();
     },

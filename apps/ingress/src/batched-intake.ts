@@ -1,10 +1,10 @@
-import { annotateSpan, inProducerSpan, newWebhookId } from '@pw/shared';
+import { annotateSpan, inProducerSpan } from '@pw/shared';
 import type {
   AcceptedWebhook,
   ActionName,
   EventType,
   IntakeEntry,
-  WebhookIntake,
+  PartitionedIntake,
   WebhookJobData,
 } from '@pw/shared';
 
@@ -19,8 +19,8 @@ export interface IncomingWebhook {
 }
 
 /**
- * The ingress's use of the shared intake (`WebhookIntake`): each accepted request becomes a
- * webhook with a new id, taken in at the request's time. Webhooks that arrive together share one
+ * The ingress's use of the shared intake (`PartitionedIntake`): each accepted request becomes a
+ * webhook with a new id, of its entity's partition, taken in at the request's time. Webhooks that arrive together share one
  * transaction (one round trip): the first of a batch is sent once the current turn of the event
  * loop is over, so a lone request waits for nothing.
  */
@@ -29,7 +29,7 @@ export class BatchedIntake {
   private flushScheduled = false;
 
   constructor(
-    private readonly intake: WebhookIntake,
+    private readonly intake: Pick<PartitionedIntake, 'newWebhookId' | 'prepare' | 'takeIn'>,
     /** The most webhooks sent to Redis in one transaction. */
     private readonly maxBatch = 256,
   ) {}
@@ -41,7 +41,7 @@ export class BatchedIntake {
 
   private enqueue(incoming: IncomingWebhook, now: Date): Promise<AcceptedWebhook> {
     const webhook: WebhookJobData = {
-      webhook_id: newWebhookId(),
+      webhook_id: this.intake.newWebhookId(incoming.entityId || incoming.canonical),
       event_type: incoming.eventType,
       entity_id: incoming.entityId,
       received_at: now.toISOString(),

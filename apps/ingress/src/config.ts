@@ -29,6 +29,15 @@ export const ingressVariables = (production: boolean) => ({
     default: '`0` (off)',
   }),
   MAX_BODY_BYTES: envInt(262_144, { min: 1 }).meta({ description: 'larger bodies get 413' }),
+  REDIS_WAIT_REPLICAS: envInt(0, { min: 0, max: 16 }).meta({
+    description:
+      'replicas that must hold a webhook before it is acknowledged (Redis `WAIT` after the intake); not in time: 503, and the retry is answered as a repeat. `0`: acknowledged once the master has it (docs/operations.md → Failover)',
+  }),
+  // Under the ingress's 2-second command time-out, which would otherwise cut the wait short.
+  REDIS_WAIT_TIMEOUT_MS: envInt(500, { min: 1, max: 1500 }).meta({
+    description:
+      'how long the intake waits for `REDIS_WAIT_REPLICAS` replicas (milliseconds, at most 1500)',
+  }),
   DEDUP_WINDOW_SECONDS: envInt(604_800, { min: 1 }).meta({
     description:
       'how long a delivered event is remembered for deduplication; an event whose `timestamp` is older gets 422 `timestamp_out_of_range`',

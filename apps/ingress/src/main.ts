@@ -1,7 +1,6 @@
 // Composition root of the ingress: the only place that reads the environment and builds clients.
 import cluster from 'node:cluster';
 import type { RequestListener } from 'node:http';
-import { Queue } from 'bullmq';
 import { collectDefaultMetrics } from 'prom-client';
 import {
   closeServer,
@@ -15,14 +14,14 @@ import {
   effectiveRules,
   LiveRules,
   onShutdownSignals,
-  OutcomeStore,
-  QUEUE_NAMES,
+  PartitionCountGuard,
+  PartitionedIntake,
+  Partitions,
   redisHosts,
   retryPolicy,
   RulesStore,
-  WebhookIntake,
 } from '@pw/shared';
-import type { ActionJobData, RedisClient } from '@pw/shared';
+import type { RedisClient } from '@pw/shared';
 import { createApp } from './app.js';
 import { clusterMetricsClient, runPrimary } from './cluster.js';
 import { loadIngressConfig } from './config.js';
@@ -51,33 +50,44 @@ function serve(): void {
     connectionName: 'pw-ingress',
   });
   redis.on('error', (error) => log.warn({ err: error }, 'Redis connection error'));
-  // The queue the intake adds each webhook's action jobs to.
-  const queue = new Queue<ActionJobData>(QUEUE_NAMES.actions, {
-    connection: redis,
-    prefix: config.QUEUE_PREFIX,
+  const partitions = new Partitions(config.QUEUE_PREFIX, config.QUEUE_PARTITIONS);
+  const guard = new PartitionCountGuard(redis, partitions, (error) => {
+    log.fatal(error.message);
+    process.exit(1);
   });
-  queue.on('error', (error) => log.warn({ err: error }, 'queue error'));
+  // Asked at start, so a count that does not match stops the process at once; while Redis is
+  // away, asked again before each intake (whose senders meanwhile get 503).
+  redis.once('ready', () => void guard.ready().catch(() => undefined));
+  // The queues (one per partition) the intake adds each webhook's action jobs to.
+  const intake = new PartitionedIntake(
+    redis,
+    partitions,
+    {
+      dedupWindowSeconds: config.DEDUP_WINDOW_SECONDS,
+      maxClockSkewSeconds: config.MAX_CLOCK_SKEW_SECONDS,
+      recordTtlSeconds: config.RECORD_TTL_SECONDS,
+      actionsConfig: config.actions,
+      retry: retryPolicy(config),
+    },
+    guard,
+    { count: config.REDIS_WAIT_REPLICAS, timeoutMs: config.REDIS_WAIT_TIMEOUT_MS },
+  );
+  for (const queue of intake.queues) {
+    queue.on('error', (error) => log.warn({ err: error }, 'queue error'));
+  }
 
   const { rules, rulesSubscriber } = liveRoutingRules(redis);
 
-  const outcomes = new OutcomeStore(redis, {
-    queuePrefix: config.QUEUE_PREFIX,
-    recordTtlSeconds: config.RECORD_TTL_SECONDS,
-  });
   const metrics = new IngressMetrics();
   collectDefaultMetrics({ register: metrics.registry });
-  const counts = new IngressCounts(redis, config.QUEUE_PREFIX);
+  // Refusals and repeats are counted once a second, in a partition this process picks: no key
+  // outside the partitions is written per request, and the recorder sums every partition.
+  const counts = new IngressCounts(
+    redis,
+    partitions.prefix(Math.floor(Math.random() * partitions.count)),
+  );
   const app = createApp({
-    intake: new BatchedIntake(
-      new WebhookIntake(queue, outcomes, {
-        queuePrefix: config.QUEUE_PREFIX,
-        dedupWindowSeconds: config.DEDUP_WINDOW_SECONDS,
-        maxClockSkewSeconds: config.MAX_CLOCK_SKEW_SECONDS,
-        recordTtlSeconds: config.RECORD_TTL_SECONDS,
-        actionsConfig: config.actions,
-        retry: retryPolicy(config),
-      }),
-    ),
+    intake: new BatchedIntake(intake),
     rules,
     redis,
     log,
@@ -96,7 +106,7 @@ function serve(): void {
 
   listen(app, async () => {
     await counts.close();
-    await queue.close().catch(() => undefined);
+    await intake.close();
     redis.disconnect();
     rulesSubscriber.disconnect();
   });

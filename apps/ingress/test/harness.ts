@@ -1,4 +1,4 @@
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import {
@@ -6,11 +6,10 @@ import {
   createLogger,
   DEFAULT_ACTIONS_CONFIG,
   DEFAULT_RULES,
-  OutcomeStore,
-  QUEUE_NAMES,
-  WebhookIntake,
+  PartitionedIntake,
+  Partitions,
 } from '@pw/shared';
-import type { Acknowledgement, ActionJobData, RoutingRule } from '@pw/shared';
+import type { Acknowledgement, ActionJobData, ReplicaWait, RoutingRule } from '@pw/shared';
 import {
   deleteKeys,
   ROTATED_SECRET,
@@ -25,8 +24,11 @@ import type { WebhookRouteSettings } from '../src/webhook-routes.js';
 
 export interface Harness {
   app: ReturnType<typeof createApp>;
-  /** The `actions` queue the ingress adds each webhook's action jobs to. */
+  /** The `actions` queue the ingress adds each webhook's action jobs to (partition 0's). */
   queue: Queue<ActionJobData>;
+  /** Every partition's `actions` queue. */
+  queues: readonly Queue<ActionJobData>[];
+  partitions: Partitions;
   /** The ingress's own Redis client. */
   redis: Redis;
   /** A separate client for assertions. */
@@ -42,6 +44,10 @@ export interface HarnessOptions {
   rules?: readonly RoutingRule[];
   /** The ingress's clock. @defaultValue Date.now */
   now?: () => number;
+  /** `QUEUE_PARTITIONS`. @defaultValue 1 */
+  partitions?: number;
+  /** `REDIS_WAIT_REPLICAS` and `REDIS_WAIT_TIMEOUT_MS`. @defaultValue none */
+  replicaWait?: ReplicaWait;
 }
 
 /** The real ingress app on a queue prefix of its own, backed by a real Redis. */
@@ -54,9 +60,6 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     maxRetriesPerRequest: 1,
   });
   redis.on('error', () => undefined);
-  const queue = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection: redis, prefix });
-  queue.on('error', () => undefined);
-  await queue.waitUntilReady();
   const inspect = new Redis(url, { maxRetriesPerRequest: 1 });
   inspect.on('error', () => undefined);
   const metrics = new IngressMetrics();
@@ -69,17 +72,25 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     dedupWindowSeconds: 604_800,
     ...options.settings,
   };
-  const outcomeSettings = { queuePrefix: prefix, recordTtlSeconds: 604_800 };
+  const partitions = new Partitions(prefix, options.partitions ?? 1);
+  const intake = new PartitionedIntake(
+    redis,
+    partitions,
+    {
+      dedupWindowSeconds: settings.dedupWindowSeconds,
+      maxClockSkewSeconds: settings.maxClockSkewSeconds,
+      recordTtlSeconds: 604_800,
+      actionsConfig: DEFAULT_ACTIONS_CONFIG,
+      retry: { attempts: 8, backoff: { type: 'exponential', delay_ms: 1000 } },
+    },
+    undefined,
+    options.replicaWait,
+  );
+  const [queue] = intake.queues as [Queue<ActionJobData>];
+  for (const partitionQueue of intake.queues) partitionQueue.on('error', () => undefined);
+  await queue.waitUntilReady();
   const app = createApp({
-    intake: new BatchedIntake(
-      new WebhookIntake(queue, new OutcomeStore(redis, outcomeSettings), {
-        dedupWindowSeconds: settings.dedupWindowSeconds,
-        maxClockSkewSeconds: settings.maxClockSkewSeconds,
-        ...outcomeSettings,
-        actionsConfig: DEFAULT_ACTIONS_CONFIG,
-        retry: { attempts: 8, backoff: { type: 'exponential', delay_ms: 1000 } },
-      }),
-    ),
+    intake: new BatchedIntake(intake),
     now: options.now,
     rules: { current: () => options.rules ?? DEFAULT_RULES },
     redis,
@@ -90,13 +101,15 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   return {
     app,
     queue,
+    queues: intake.queues,
+    partitions,
     redis,
     inspect,
     prefix,
     metrics,
     async close() {
       await deleteKeys(inspect, prefix).catch(() => undefined);
-      await queue.close().catch(() => undefined);
+      await intake.close();
       redis.disconnect();
       inspect.disconnect();
     },

@@ -41,7 +41,7 @@ async function expectRejected(response: request.Response, status: number, code: 
   const body = errorBodySchema.parse(response.body);
   expect(body.error.code).toBe(code);
   expect(await jobCount(harness)).toBe(0);
-  expect(await keysUnder(harness.inspect, harness.prefix, 'webhooks:de:*')).toEqual([]);
+  expect(await keysUnder(harness.inspect, harness.prefix, 'dedup:*')).toEqual([]);
   return body;
 }
 

@@ -3,11 +3,14 @@ import { hostname } from 'node:os';
 import { collectDefaultMetrics } from 'prom-client';
 import { isConnectionFailure, RecordStore } from '@pw/records';
 import {
+  claimPartitionCount,
   configOrExit,
   createHealthServer,
   createLogger,
   createRedis,
   onShutdownSignals,
+  PartitionCountError,
+  Partitions,
 } from '@pw/shared';
 import { loadRecorderConfig } from './config.js';
 import { RecorderMetrics } from './metrics.js';
@@ -24,6 +27,7 @@ const redis = createRedis(config.REDIS_URL, config.REDIS_CLUSTER, {
   connectionName: 'pw-recorder',
 });
 redis.on('error', (error) => log.warn({ err: error }, 'Redis connection error'));
+const partitions = new Partitions(config.QUEUE_PREFIX, config.QUEUE_PARTITIONS);
 
 // A stop asked for while the store is still being waited for ends the wait, and the process.
 let stopRequested = false;
@@ -37,6 +41,12 @@ onShutdownSignals(log, (signal) => {
   return stopRunning();
 });
 
+await claimPartitionCount(redis, partitions).catch((error: unknown) => {
+  if (!(error instanceof PartitionCountError)) throw error;
+  log.fatal({ code: error.code }, error.message);
+  process.exit(1);
+});
+
 const store = await openStore();
 // The store answered (and is migrated): up until a write fails.
 metrics.storeUp.set(1);
@@ -44,7 +54,7 @@ const recorder = new Recorder(
   redis,
   store,
   {
-    queuePrefix: config.QUEUE_PREFIX,
+    partitions,
     consumer: `${hostname()}-${process.pid}`,
     retentionDays: config.RECORD_RETENTION_DAYS,
   },
@@ -56,7 +66,11 @@ await recorder.start();
 const health = createHealthServer(metrics.registry);
 health.listen(config.RECORDER_HEALTH_PORT, () => {
   log.info(
-    { health_port: config.RECORDER_HEALTH_PORT, retention_days: config.RECORD_RETENTION_DAYS },
+    {
+      health_port: config.RECORDER_HEALTH_PORT,
+      retention_days: config.RECORD_RETENTION_DAYS,
+      partitions: partitions.count,
+    },
     'recorder running',
   );
 });

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach } from 'vitest';
 import { RecordStore } from '@pw/records';
-import { createLogger, OutcomeStore, recordStreamKey } from '@pw/shared';
+import { createLogger, OutcomeStore, Partitions, recordStreamKey } from '@pw/shared';
 import type { WebhookJobData } from '@pw/shared';
 import { deleteKeys, startIntake, testRedisUrl, testSchema, uniquePrefix } from '@pw/test-utils';
 import type { TestIntake, TestSchema } from '@pw/test-utils';
@@ -71,13 +71,13 @@ export const job = (
 export async function startRecorder(
   harness: RecorderHarness,
   store: RecordWriter,
-  settings: { blockMs?: number; metrics?: RecorderMetrics } = {},
+  settings: { blockMs?: number; metrics?: RecorderMetrics; partitions?: Partitions } = {},
 ): Promise<Recorder> {
   const recorder = new Recorder(
     harness.redis.duplicate(),
     store,
     {
-      queuePrefix: harness.prefix,
+      partitions: settings.partitions ?? new Partitions(harness.prefix),
       consumer: 'test',
       retentionDays: 90,
       blockMs: settings.blockMs ?? 50,

@@ -4,18 +4,32 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
-import { EMBEDDED_POSTGRES_ROLE, startEmbeddedPostgres } from '@pw/shared';
-import { ChildRun, freePort, testRedisUrl, uniquePrefix } from '@pw/test-utils';
+import {
+  EMBEDDED_POSTGRES_ROLE,
+  partitionCountKey,
+  Partitions,
+  recordStreamKey,
+  startEmbeddedPostgres,
+} from '@pw/shared';
+import {
+  ChildRun,
+  deleteKeys,
+  freePort,
+  newTestRedis,
+  testRedisUrl,
+  uniquePrefix,
+} from '@pw/test-utils';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function recorder(databaseUrl: string): Promise<ChildRun> {
+async function recorder(databaseUrl: string, env: Record<string, string> = {}): Promise<ChildRun> {
   const run = ChildRun.tsx('apps/recorder/src/main.ts', {
     REDIS_URL: testRedisUrl(),
     QUEUE_PREFIX: uniquePrefix(),
+    ...env,
     DATABASE_URL: databaseUrl,
     RECORDER_HEALTH_PORT: String(await freePort()),
   });
@@ -43,4 +57,26 @@ test('stops at once, exit code 0, when told to while it waits', async () => {
   await run.printed('the record store cannot be opened yet');
   expect(await run.stop('SIGTERM')).toBe(0);
   expect(run.output).toContain('"msg":"stopped"');
+});
+
+test('refuses to start, in one line, while Redis holds changes stored under another partition count', async () => {
+  const prefix = uniquePrefix();
+  const redis = newTestRedis();
+  cleanups.push(async () => {
+    await deleteKeys(redis, prefix);
+    redis.disconnect();
+  });
+  await redis.set(partitionCountKey(prefix), '4');
+  const stream = recordStreamKey(new Partitions(prefix, 4).prefix(2));
+  await redis.xadd(stream, '*', 'k', 'audit', 'd', '{}');
+  const run = await recorder(`postgres://postgres@127.0.0.1:${await freePort()}/postgres`, {
+    QUEUE_PREFIX: prefix,
+    QUEUE_PARTITIONS: '2',
+  });
+  expect(await run.exited).toBe(1);
+  const lines = run.output.split('\n').filter((line) => line.includes('QUEUE_PARTITIONS is 2'));
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(
+    /Redis holds work stored under 4 partitions \(1 unrecorded changes\): keep QUEUE_PARTITIONS=4/,
+  );
 });

@@ -2,7 +2,8 @@
 // stderr, each event's entity and customer id, to search for in the console); with --wait,
 // then each webhook's outcome record once all its actions have finished (and, on stderr, a line
 // for each action held meanwhile because its partner target's circuit is open).
-import { acknowledgementSchema, createRedis, duplicateRedis, OutcomeStore } from '@pw/shared';
+import { createRedis, duplicateRedis, Partitions } from '@pw/shared';
+import { awaitOutcomes } from './await-outcomes.js';
 import { loadSendConfig } from './config.js';
 import type { SendConfig } from './config.js';
 import { parseSendArgs, reportingHeld, sendEvents } from './send.js';
@@ -11,19 +12,18 @@ import type { SendResult } from './send.js';
 async function printOutcomes(results: SendResult[], config: SendConfig, timeoutSeconds: number) {
   const redis = createRedis(config.REDIS_URL, config.REDIS_CLUSTER, { maxRetriesPerRequest: 1 });
   const subscriber = duplicateRedis(redis);
-  const store = new OutcomeStore(redis, { queuePrefix: config.QUEUE_PREFIX, recordTtlSeconds: 0 });
   try {
-    for (const result of results) {
-      const ack = acknowledgementSchema.safeParse(result.body);
-      if (!ack.success) continue;
-      const outcome = await store.waitUntil(
-        ack.data.webhook_id,
+    const outcomes = awaitOutcomes(
+      results.map((result) => result.body),
+      {
+        redis,
         subscriber,
-        reportingHeld(process.stderr),
-        { timeoutMs: timeoutSeconds * 1000 },
-      );
-      process.stdout.write(`${JSON.stringify(outcome)}\n`);
-    }
+        partitions: new Partitions(config.QUEUE_PREFIX, config.QUEUE_PARTITIONS),
+        condition: reportingHeld(process.stderr),
+        timeoutMs: timeoutSeconds * 1000,
+      },
+    );
+    for await (const outcome of outcomes) process.stdout.write(`${JSON.stringify(outcome)}\n`);
   } finally {
     subscriber.disconnect();
     redis.disconnect();

@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import { QUEUE_NAMES } from '@pw/shared';
+import { QUEUE_NAMES, QUEUE_STREAMS } from '@pw/shared';
 import type { ActionJobData, Partitions, RedisClient } from '@pw/shared';
 
 /** The webhook id an action job's id starts with (`<webhook_id>.<action>`); else the id itself. */
@@ -27,6 +27,7 @@ export class PartitionQueues {
       queue = new Queue<ActionJobData>(QUEUE_NAMES.actions, {
         connection: this.connection,
         prefix: this.partitions.prefix(index),
+        streams: QUEUE_STREAMS,
       });
       this.queues.set(index, queue);
     }

@@ -3,7 +3,7 @@
 // and from the ack to the completion of its last (docs/performance.md). At that rate nothing waits
 // in a backlog: these are the latencies of the path itself.
 import { Queue } from 'bullmq';
-import { QUEUE_NAMES } from '@pw/shared';
+import { QUEUE_NAMES, QUEUE_STREAMS } from '@pw/shared';
 import type { ChildRun } from '@pw/test-utils';
 import type { BenchRun } from '../bench-run.js';
 import { postPaced } from '../paced.js';
@@ -90,7 +90,7 @@ async function latencies(
 ): Promise<StartLatencies> {
   const connection = { url: bench.options.redisUrl };
   const { prefix } = bench;
-  const actions = new Queue(QUEUE_NAMES.actions, { connection, prefix });
+  const actions = new Queue(QUEUE_NAMES.actions, { connection, prefix, streams: QUEUE_STREAMS });
   const enqueueToStart: number[] = [];
   const ackToStart: number[] = [];
   const ackToDone: number[] = [];

@@ -4,7 +4,7 @@
 // from the action jobs the ingress phases queued: the same paths, the same bodies.
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { ACTION_SPECS, QUEUE_NAMES } from '@pw/shared';
+import { ACTION_SPECS, QUEUE_NAMES, QUEUE_STREAMS } from '@pw/shared';
 import type { ActionJobData } from '@pw/shared';
 import type { BenchRun } from '../bench-run.js';
 import type { Sandbox } from '../processes.js';
@@ -38,7 +38,11 @@ export async function rawHttpWorkerPhase(
   const { redisUrl, concurrency } = bench.options;
   const connection = { url: redisUrl };
   const { prefix } = bench;
-  const actions = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection, prefix });
+  const actions = new Queue<ActionJobData>(QUEUE_NAMES.actions, {
+    connection,
+    prefix,
+    streams: QUEUE_STREAMS,
+  });
   const raw = new Queue(RAW_QUEUE, { connection, prefix });
   const redis = new Redis(redisUrl);
   try {

@@ -5,7 +5,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { QUEUE_NAMES, recordStreamKey } from '@pw/shared';
+import { QUEUE_NAMES, QUEUE_STREAMS, recordStreamKey } from '@pw/shared';
 import type { ChildRun } from '@pw/test-utils';
 import type { BenchRun } from '../bench-run.js';
 import { RssSampler, treeCpuMs } from '../process-usage.js';
@@ -149,7 +149,7 @@ export async function drainRate(
 ) {
   const connection = { url: bench.options.redisUrl };
   const { prefix } = bench;
-  const actions = new Queue(QUEUE_NAMES.actions, { connection, prefix });
+  const actions = new Queue(QUEUE_NAMES.actions, { connection, prefix, streams: QUEUE_STREAMS });
   const redis = new Redis(bench.options.redisUrl);
   try {
     const completed = async () => (await actions.getJobCounts('completed')).completed ?? 0;

@@ -109,3 +109,36 @@ export function medianKinds(rounds: readonly Record<string, KindCost>[]): Record
   }
   return Object.fromEntries(Object.entries(out).sort(([, a], [, b]) => b.bytes - a.bytes));
 }
+
+/** The Redis figures `npm run bench` reports (docs/performance.md), of one round. */
+export interface RedisFigures {
+  /** Redis's CPU per action on the system's path: intake, worker and recorder. */
+  redis_cpu_ms_per_action: number;
+  /** The same for the raw BullMQ baseline (add, and a worker making the same call), per job. */
+  raw_redis_cpu_ms_per_action: number;
+  redis_cpu_per_action_vs_raw: number;
+  /** Actions one Redis core carries: 1000 / `redis_cpu_ms_per_action`. */
+  actions_per_redis_core: number;
+  /** Bytes left in Redis per finished webhook after `RECORD_TTL_SECONDS` and the sweep. */
+  redis_bytes_per_finished_webhook: number;
+}
+
+export function redisFiguresOf(costs: Record<Part, PartCost>, left: KindBytes): RedisFigures {
+  const system = sumCosts(SYSTEM_PARTS.map((part) => costs[part])).cpu_us / 1000;
+  const raw = sumCosts(RAW_PARTS.map((part) => costs[part])).cpu_us / 1000;
+  let bytes = 0;
+  for (const { bytes: kind } of left.kinds.values()) bytes += kind;
+  return {
+    redis_cpu_ms_per_action: Math.round(system * 1000) / 1000,
+    raw_redis_cpu_ms_per_action: Math.round(raw * 1000) / 1000,
+    redis_cpu_per_action_vs_raw: cpuRatio(costs),
+    actions_per_redis_core: system > 0 ? Math.round(1000 / system) : 0,
+    redis_bytes_per_finished_webhook: Math.round(bytes / Math.max(1, left.webhooks)),
+  };
+}
+
+/** What finished webhooks left, by kind, and how many they were. */
+export interface KindBytes {
+  kinds: ReadonlyMap<string, KindFigure>;
+  webhooks: number;
+}

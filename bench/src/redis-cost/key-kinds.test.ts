@@ -9,6 +9,7 @@ const QUEUES = ['actions'];
 describe('the kind of a key', () => {
   it("is the system's name for it, the prefix and the ids taken out", () => {
     const kinds = [
+      'p:dedup:2026-11-26T10',
       'p:webhooks:de:9f2c',
       'p:acks:2026-11-26',
       'p:outcome:wh_1',
@@ -18,8 +19,9 @@ describe('the kind of a key', () => {
       'p:circuit:partner-api:held',
     ].map((key) => keyKind(key, 'p', QUEUES));
     expect(kinds).toEqual([
-      'webhook dedup keys',
-      'kept acks (hash per day)',
+      'dedup with first acks (hash per hour)',
+      'legacy webhook dedup keys',
+      'legacy kept acks (hash per day)',
       'outcome records',
       'record stream',
       'ingress counts',
@@ -57,13 +59,11 @@ describe('memory by kind', () => {
     } finally {
       await queue.close();
     }
-    await redis.set(`${prefix}:webhooks:de:abc`, 'wh_1');
-    await redis.hset(`${prefix}:acks:2026-11-26`, 'wh_1', '{"ok":true}');
+    await redis.hset(`${prefix}:dedup:2026-11-26T10`, 'field', 'wh_1 mie4abcd create_quote');
     await redis.xadd(`${prefix}:records`, '*', 'change', '{}');
     const kinds = await memoryByKind(redis, prefix, QUEUES);
     expect(kinds.get('bullmq job hashes')?.keys).toBe(2);
-    expect(kinds.get('webhook dedup keys')?.keys).toBe(1);
-    expect(kinds.get('kept acks (hash per day)')?.keys).toBe(1);
+    expect(kinds.get('dedup with first acks (hash per hour)')?.keys).toBe(1);
     expect(kinds.get('record stream')?.keys).toBe(1);
     expect(kinds.get('bullmq queue sets and lists')?.keys).toBeGreaterThanOrEqual(1);
     for (const { bytes } of kinds.values()) expect(bytes).toBeGreaterThan(0);

@@ -3,8 +3,9 @@
 
 /** The system's own kinds: a name and the pattern of its keys after `<prefix>:`. */
 const SYSTEM_KINDS: readonly (readonly [string, RegExp])[] = [
-  ['webhook dedup keys', /^webhooks:de:/],
-  ['kept acks (hash per day)', /^acks:/],
+  ['dedup with first acks (hash per hour)', /^dedup:/],
+  ['legacy webhook dedup keys', /^webhooks:de:/],
+  ['legacy kept acks (hash per day)', /^acks:/],
   ['outcome records', /^outcome:/],
   ['record stream', /^records$/],
   ['rejected record stream', /^records:rejected$/],

@@ -74,5 +74,6 @@ export function benchOptionsFor(options: RedisCostOptions, redisUrl: string): Be
     rate: options.intakeRate || undefined,
     out: options.out,
     redisUrl,
+    cluster: undefined,
   });
 }

@@ -2,7 +2,7 @@
 // worker on copies of the same action jobs, the worker, the recorder; then, once the keys due
 // within RECORD_TTL_SECONDS have expired, what is left of the finished webhooks, by kind.
 import { Queue } from 'bullmq';
-import { QUEUE_NAMES, recordStreamKey } from '@pw/shared';
+import { QUEUE_NAMES, QUEUE_STREAMS, recordStreamKey } from '@pw/shared';
 import type { ActionJobData } from '@pw/shared';
 import { RAW_QUEUE, rawJobsFromBacklog } from '../phases/raw-http.js';
 import type { KindFigure } from './key-kinds.js';
@@ -58,6 +58,7 @@ export async function measureRound(
   const actionsQueue = new Queue<ActionJobData>(QUEUE_NAMES.actions, {
     connection,
     prefix: bench.prefix,
+    streams: QUEUE_STREAMS,
   });
   const { jobs } = await rawJobsFromBacklog(actionsQueue, Infinity).finally(() =>
     actionsQueue.close(),

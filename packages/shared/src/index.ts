@@ -32,6 +32,7 @@ export * from './outcomes/outcome-store.js';
 export * from './lua/lua-script.js';
 export * from './lua/lua-files.js';
 export * from './intake/webhook-intake.js';
+export * from './intake/partitioned-intake.js';
 export * from './circuits/circuit-keys.js';
 export * from './circuits/circuit-board.js';
 export * from './actions/actions-config.js';

@@ -1,13 +1,6 @@
-import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { DEFAULT_ACTIONS_CONFIG, OutcomeStore, QUEUE_NAMES, WebhookIntake } from '@pw/shared';
-import type {
-  AcceptedWebhook,
-  ActionJobData,
-  ActionsConfig,
-  BackoffPolicy,
-  WebhookJobData,
-} from '@pw/shared';
+import { DEFAULT_ACTIONS_CONFIG, PartitionedIntake, Partitions } from '@pw/shared';
+import type { AcceptedWebhook, ActionsConfig, BackoffPolicy, WebhookJobData } from '@pw/shared';
 
 export interface TestIntakeSettings {
   /** `ACTIONS_CONFIG` as the ingress reads it: each action's attempts and backoff. */
@@ -16,13 +9,18 @@ export interface TestIntakeSettings {
   retry: { attempts: number; backoff: BackoffPolicy };
   /** `RECORD_TTL_SECONDS`. @defaultValue 3600 */
   recordTtlSeconds?: number;
+  /**
+   * `QUEUE_PARTITIONS`: each webhook goes to the partition its id names (make ids with
+   * `Partitions.newWebhookId`). @defaultValue 1
+   */
+  partitions?: number;
 }
 
 export interface TestIntake {
   /** The intake's answer to `webhook`: its ack, or for a repeat the first delivery's. */
   accept(webhook: WebhookJobData): Promise<AcceptedWebhook>;
   /**
-   * Takes `webhook` in as the ingress does (the shared `WebhookIntake`): its record, then its
+   * Takes `webhook` in as the ingress does (the shared `PartitionedIntake`): its record, then its
    * action jobs. Throws for a repeat of an event already taken in, which adds nothing: a test that
    * waited on its id would wait for nothing.
    */
@@ -31,7 +29,7 @@ export interface TestIntake {
 }
 
 /**
- * The ingress's intake (the shared `WebhookIntake`, as the ingress runs it) on `prefix`, through
+ * The ingress's intake (the shared `PartitionedIntake`, as the ingress runs it) on `prefix`, through
  * `connection`, with a deployment's deduplication window and clock skew: how every harness adds
  * webhooks, so that the worker, dashboard and recorder tests start from what production writes.
  */
@@ -40,14 +38,11 @@ export function startIntake(
   prefix: string,
   settings: TestIntakeSettings,
 ): TestIntake {
-  const recordTtlSeconds = settings.recordTtlSeconds ?? 3600;
-  const queue = new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection, prefix });
-  const outcomes = new OutcomeStore(connection, { queuePrefix: prefix, recordTtlSeconds });
-  const intake = new WebhookIntake(queue, outcomes, {
-    queuePrefix: prefix,
+  const partitions = new Partitions(prefix, settings.partitions ?? 1);
+  const intake = new PartitionedIntake(connection, partitions, {
     dedupWindowSeconds: 604_800,
     maxClockSkewSeconds: 300,
-    recordTtlSeconds,
+    recordTtlSeconds: settings.recordTtlSeconds ?? 3600,
     actionsConfig: settings.actionsConfig ?? DEFAULT_ACTIONS_CONFIG,
     retry: settings.retry,
   });
@@ -60,6 +55,6 @@ export function startIntake(
       }
       return accepted;
     },
-    close: () => queue.close(),
+    close: () => intake.close(),
   };
 }

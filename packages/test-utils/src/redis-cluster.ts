@@ -6,9 +6,31 @@ import { freePort, PrivateRedis } from './redis-server.js';
 
 const run = promisify(execFile);
 
+export interface PrivateRedisClusterOptions {
+  /** Replicas of each master. @defaultValue 0 */
+  replicas?: number;
+  /**
+   * `cluster-node-timeout` (ms): how long a master may be unreachable before its replica takes
+   * over. @defaultValue 5000
+   */
+  nodeTimeoutMs?: number;
+  /** How long `start` waits for the cluster to be ok (ms). @defaultValue 20000 */
+  timeoutMs?: number;
+}
+
+/** What `INFO` says of one master: its port, commands run and CPU used since its start. */
+export interface MasterStats {
+  port: number;
+  /** Every command's calls (`INFO commandstats`), scripts' own commands included. */
+  calls: number;
+  /** CPU seconds, user and system, of the main thread and its children (`INFO cpu`). */
+  cpuSeconds: number;
+}
+
 /**
- * A Redis Cluster of the test's own: `size` `redis-server` processes in cluster mode on loopback,
- * every one a master (no replicas), slots spread by `redis-cli --cluster create`.
+ * A Redis Cluster of the test's own: `redis-server` processes in cluster mode on loopback, `size`
+ * masters with `replicas` replicas each, slots spread in equal runs by `redis-cli --cluster
+ * create`.
  */
 export class PrivateRedisCluster {
   /** `redis://host:port,host:port,…`: every node, as `REDIS_URL` with `REDIS_CLUSTER=true`. */
@@ -18,10 +40,14 @@ export class PrivateRedisCluster {
     this.url = `redis://${nodes.map((node) => `127.0.0.1:${node.port}`).join(',')}`;
   }
 
-  static async start(size = 3, timeoutMs = 20_000): Promise<PrivateRedisCluster> {
+  static async start(
+    size = 3,
+    options: PrivateRedisClusterOptions = {},
+  ): Promise<PrivateRedisCluster> {
+    const replicas = options.replicas ?? 0;
     const nodes: PrivateRedis[] = [];
     try {
-      for (let i = 0; i < size; i++) {
+      for (let i = 0; i < size * (1 + replicas); i++) {
         nodes.push(
           await PrivateRedis.start({
             args: [
@@ -33,7 +59,7 @@ export class PrivateRedisCluster {
               '--cluster-port',
               String(await freePort()),
               '--cluster-node-timeout',
-              '5000',
+              String(options.nodeTimeoutMs ?? 5000),
             ],
           }),
         );
@@ -44,11 +70,12 @@ export class PrivateRedisCluster {
         'create',
         ...addresses,
         '--cluster-replicas',
-        '0',
+        String(replicas),
         '--cluster-yes',
       ]);
       const cluster = new PrivateRedisCluster(nodes);
-      await cluster.waitUntilOk(timeoutMs);
+      await cluster.waitUntilOk(options.timeoutMs ?? 20_000);
+      if (replicas > 0) await cluster.waitForReplicas(size * replicas, options.timeoutMs ?? 20_000);
       return cluster;
     } catch (error) {
       await Promise.all(nodes.map((node) => node.destroy()));
@@ -56,9 +83,16 @@ export class PrivateRedisCluster {
     }
   }
 
-  /** Resolves once every node reports `cluster_state:ok` (the nodes agree on every slot). */
-  private async waitUntilOk(timeoutMs: number): Promise<void> {
-    const clients = this.nodes.map((node) => node.client());
+  /** The nodes that are up. */
+  private get running(): PrivateRedis[] {
+    return this.nodes.filter((node) => !this.killed.has(node.port));
+  }
+
+  private readonly killed = new Set<number>();
+
+  /** Resolves once every node that is up reports `cluster_state:ok` (they agree on every slot). */
+  async waitUntilOk(timeoutMs = 20_000): Promise<void> {
+    const clients = this.running.map((node) => node.client());
     const deadline = Date.now() + timeoutMs;
     try {
       for (;;) {
@@ -73,6 +107,76 @@ export class PrivateRedisCluster {
     } finally {
       for (const client of clients) client.disconnect();
     }
+  }
+
+  /** Resolves once `count` replicas are linked to their masters (`master_link_status:up`). */
+  private async waitForReplicas(count: number, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const infos = await Promise.all(this.running.map((node) => this.ask(node, 'replication')));
+      if (infos.filter((info) => info.includes('master_link_status:up')).length >= count) return;
+      if (Date.now() > deadline)
+        throw new Error(`fewer than ${count} replicas linked after ${timeoutMs} ms`);
+      // Replication's first sync has no event to wait for: ask again shortly.
+      await sleep(50);
+    }
+  }
+
+  private async ask(node: PrivateRedis, section: string): Promise<string> {
+    const client = node.client();
+    try {
+      return await client.info(section);
+    } finally {
+      client.disconnect();
+    }
+  }
+
+  /** The ports of the nodes that are masters now (up, and holding slots). */
+  async masters(): Promise<number[]> {
+    const infos = await Promise.all(
+      this.running.map(async (node) => ({ node, info: await this.ask(node, 'replication') })),
+    );
+    return infos.filter(({ info }) => info.includes('role:master')).map(({ node }) => node.port);
+  }
+
+  /** Each master's commands and CPU so far (`INFO commandstats` and `INFO cpu`). */
+  async masterStats(): Promise<MasterStats[]> {
+    const ports = await this.masters();
+    return Promise.all(
+      ports.map(async (port) => {
+        const node = this.nodes.find((candidate) => candidate.port === port)!;
+        const [commands, cpu] = await Promise.all([
+          this.ask(node, 'commandstats'),
+          this.ask(node, 'cpu'),
+        ]);
+        const calls = [...commands.matchAll(/calls=(\d+)/g)].reduce(
+          (sum, [, n]) => sum + Number(n),
+          0,
+        );
+        const seconds = (name: string) =>
+          Number(new RegExp(`${name}:([\\d.]+)`).exec(cpu)?.[1] ?? 0);
+        return { port, calls, cpuSeconds: seconds('used_cpu_sys') + seconds('used_cpu_user') };
+      }),
+    );
+  }
+
+  /** Kills the master on `port` (SIGKILL) and resolves once a replica has taken its slots. */
+  async killMaster(port: number, timeoutMs = 30_000): Promise<void> {
+    const node = this.nodes.find((candidate) => candidate.port === port);
+    if (!node) throw new Error(`no node on port ${port}`);
+    const before = await this.masters();
+    await node.kill();
+    this.killed.add(port);
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const now = await this.masters();
+      if (now.length === before.length && !now.includes(port)) break;
+      if (Date.now() > deadline)
+        throw new Error(`no replica took over from ${port} in ${timeoutMs} ms`);
+      // The failover election has no event a client can wait for: ask again shortly.
+      await sleep(100);
+    }
+    await this.waitUntilOk(timeoutMs);
   }
 
   /**
@@ -98,7 +202,7 @@ export class PrivateRedisCluster {
   /** A cluster client for assertions; the caller disconnects it. */
   client(): Cluster {
     return new Cluster(
-      this.nodes.map((node) => ({ host: '127.0.0.1', port: node.port })),
+      this.running.map((node) => ({ host: '127.0.0.1', port: node.port })),
       { redisOptions: { maxRetriesPerRequest: 1 } },
     );
   }

@@ -136,6 +136,16 @@ export class PrivateRedis {
     await exited;
   }
 
+  /** Kills the server (SIGKILL: no shutdown, no last write) and waits for the process to exit. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    if (!child || child.exitCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGKILL');
+    await exited;
+  }
+
   /** Freezes the server (SIGSTOP): connections stay open, commands wait unanswered. */
   freeze(): void {
     this.child?.kill('SIGSTOP');

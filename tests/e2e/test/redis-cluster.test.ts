@@ -1,16 +1,33 @@
-// The system, unchanged, against a real three-node Redis Cluster (redis-server processes in
-// cluster mode on loopback): one ingress, two workers and the dashboard with REDIS_CLUSTER=true
-// and a hash-tagged QUEUE_PREFIX. Every event posted is processed once; repeats get the first
-// ack; `npm run send --wait` and the dashboard read the outcomes; everything stops cleanly.
+// The system against a real three-master Redis Cluster (redis-server processes in cluster mode on
+// loopback) with twelve queue partitions (docs/operations.md → Partitions): one ingress, two
+// workers, the recorder and the dashboard with REDIS_CLUSTER=true. Every event posted is processed
+// once; repeats get the first ack; each master carries a share of the work; search, the ledger,
+// `npm run send --wait` and the dashboard read every partition; everything stops cleanly.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acknowledgementSchema, createRedis, duplicateRedis, OutcomeStore } from '@pw/shared';
+import {
+  acknowledgementSchema,
+  createRedis,
+  duplicateRedis,
+  OutcomeStore,
+  Partitions,
+} from '@pw/shared';
 import type { Acknowledgement, EventKind, RedisClient } from '@pw/shared';
 import { startSandbox } from '@pw/sandbox';
 import type { Sandbox } from '@pw/sandbox';
-import { ChildRun, freePort, PrivateRedisCluster, signedEvent, TEST_SECRET } from '@pw/test-utils';
+import {
+  ChildRun,
+  freePort,
+  PrivateRedisCluster,
+  signedEvent,
+  TEST_SECRET,
+  testSchema,
+} from '@pw/test-utils';
+import type { MasterStats, TestSchema } from '@pw/test-utils';
+import { withSchema } from './system.js';
 
-const EVENTS = 60;
+const EVENTS = 120;
+const PARTITIONS = 12;
 const REPEATS = 6;
 const PATHS: Record<EventKind, string> = {
   quote: '/webhooks/quote-status',
@@ -27,6 +44,11 @@ const KINDS: EventKind[] = ['quote', 'contract', 'sales'];
 
 let cluster: PrivateRedisCluster | undefined;
 let sandbox: Sandbox | undefined;
+let schema: TestSchema | undefined;
+let statsBefore: MasterStats[] = [];
+// What the first test acknowledged, and when it began.
+let acks: Acknowledgement[] = [];
+let from = '';
 const runs: ChildRun[] = [];
 const clients: RedisClient[] = [];
 let ingressUrl = '';
@@ -34,8 +56,9 @@ let dashboardUrl = '';
 let common: Record<string, string> = {};
 const operator = { user: 'operator', password: 'cluster-test-password' };
 const workerPorts: number[] = [];
-// A prefix of the test's own, in braces: one hash tag, so each queue's keys share a slot.
+// A prefix of the test's own, in braces: the shared keys' hash tag; each partition has its own.
 const prefix = `{pwtest-${randomBytes(6).toString('hex')}}`;
+const partitions = new Partitions(prefix, PARTITIONS);
 
 beforeAll(async () => {
   // Both started at once; whichever did start is stopped in afterAll even if the other failed.
@@ -47,11 +70,14 @@ beforeAll(async () => {
   if (sandboxStarted.status === 'fulfilled') sandbox = sandboxStarted.value;
   if (started.status === 'rejected') throw started.reason;
   if (sandboxStarted.status === 'rejected') throw sandboxStarted.reason;
+  schema = await testSchema();
   common = {
-    // The seed named first does not hold the queues' slot: the apps must follow redirections.
-    REDIS_URL: await started.value.urlWithOwnerLast(`${prefix}:webhooks:id`),
+    // The seed named first does not hold the shared keys' slot: the apps must follow redirections.
+    REDIS_URL: await started.value.urlWithOwnerLast(`${prefix}:partitions`),
     REDIS_CLUSTER: 'true',
     QUEUE_PREFIX: prefix,
+    QUEUE_PARTITIONS: String(PARTITIONS),
+    DATABASE_URL: withSchema(schema),
     NODE_ENV: 'development',
   };
   const ingressPort = await freePort();
@@ -86,12 +112,22 @@ beforeAll(async () => {
       DASHBOARD_PASSWORD: operator.password,
     }),
   );
+  runs.push(
+    ChildRun.tsx('apps/recorder/src/main.ts', {
+      ...common,
+      RECORDER_HEALTH_PORT: String(await freePort()),
+    }),
+  );
   await Promise.all([
     runs[0]!.printed('ingress listening'),
     runs[1]!.printed('worker running'),
     runs[2]!.printed('worker running'),
     runs[3]!.printed('dashboard listening'),
+    runs[4]!.printed('recorder running'),
   ]);
+  // Ready once its cluster client is: a request before that would be answered 503.
+  await runs[0]!.answers(`${ingressUrl}/readyz`);
+  statsBefore = await started.value.masterStats();
 });
 
 afterAll(async () => {
@@ -99,6 +135,7 @@ afterAll(async () => {
   for (const client of clients) client.disconnect();
   await sandbox?.stop();
   await cluster?.destroy();
+  await schema?.drop();
 });
 
 async function post(kind: EventKind, body: string): Promise<{ status: number; body: unknown }> {
@@ -120,13 +157,19 @@ async function completedActions(port: number): Promise<number> {
     .reduce((sum, line) => sum + Number(line.split(' ').pop()), 0);
 }
 
-/** Every outcome record completes, each action tried once, read on a cluster client. */
+/**
+ * Every outcome record completes, each action tried once, read on a cluster client in the
+ * partition the webhook's id names.
+ */
 async function expectEachCompletedOnce(acks: Acknowledgement[]): Promise<void> {
   const redis = createRedis(common.REDIS_URL!, true, { maxRetriesPerRequest: 1 });
   const subscriber = duplicateRedis(redis);
   clients.push(redis, subscriber);
-  const outcomes = new OutcomeStore(redis, { queuePrefix: prefix, recordTtlSeconds: 600 });
+  const stores = partitions.prefixes.map(
+    (queuePrefix) => new OutcomeStore(redis, { queuePrefix, recordTtlSeconds: 600 }),
+  );
   for (const ack of acks) {
+    const outcomes = stores[partitions.ofWebhookId(ack.webhook_id)]!;
     const outcome = await outcomes.waitUntilFinished(ack.webhook_id, subscriber, {
       timeoutMs: 30_000,
     });
@@ -136,17 +179,53 @@ async function expectEachCompletedOnce(acks: Acknowledgement[]): Promise<void> {
   }
 }
 
-describe('against a three-node Redis Cluster', { timeout: 60_000 }, () => {
+/** The dashboard's JSON answer at `path` (the operator's credentials). */
+async function dashboard<T>(path: string): Promise<{ status: number; body: T }> {
+  const auth = `Basic ${Buffer.from(`${operator.user}:${operator.password}`).toString('base64')}`;
+  const response = await fetch(`${dashboardUrl}${path}`, { headers: { authorization: auth } });
+  return { status: response.status, body: (await response.json()) as T };
+}
+
+/** Each master's share of the commands run since the system started. */
+async function commandShares(): Promise<number[]> {
+  const after = await cluster!.masterStats();
+  const grown = after.map(
+    (stats) => stats.calls - (statsBefore.find((b) => b.port === stats.port)?.calls ?? 0),
+  );
+  const total = grown.reduce((a, b) => a + b, 0);
+  return grown.map((calls) => calls / total);
+}
+
+interface Ledger {
+  accepted: number;
+  duplicates: number;
+  completed: number;
+  in_flight: number;
+  balanced: boolean;
+}
+
+/** The ledger of the test's minutes once nothing is in flight and the store has every webhook. */
+async function settledLedger(from: string, accepted: number): Promise<Ledger> {
+  const to = new Date(Date.now() + 60_000).toISOString();
+  const path = `/api/ledger?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`;
+  for (;;) {
+    const { status, body } = await dashboard<Ledger>(path);
+    if (status === 200 && body.accepted >= accepted && body.in_flight === 0) return body;
+    // The recorder writes in batches a moment after Redis: ask again shortly.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+describe('against a three-master Redis Cluster with twelve partitions', { timeout: 90_000 }, () => {
   it('processes every event once, with two workers and one ingress; repeats get the first ack', async () => {
+    from = new Date().toISOString();
     const events = Array.from({ length: EVENTS }, (_, index) => {
       const kind = KINDS[index % KINDS.length]!;
       return { kind, body: JSON.stringify(signedEvent(kind, { status: STATUS[kind] })) };
     });
     const answers = await Promise.all(events.map((event) => post(event.kind, event.body)));
     expect(answers.map((answer) => answer.status)).toEqual(events.map(() => 200));
-    const acks: Acknowledgement[] = answers.map((answer) =>
-      acknowledgementSchema.parse(answer.body),
-    );
+    acks = answers.map((answer) => acknowledgementSchema.parse(answer.body));
     expect(new Set(acks.map((ack) => ack.webhook_id)).size).toBe(EVENTS);
 
     // Repeats, some of them at once, get the first ack unchanged.
@@ -165,13 +244,37 @@ describe('against a three-node Redis Cluster', { timeout: 60_000 }, () => {
     expect(expected).toHaveLength((EVENTS / 3) * (3 + 4 + 3));
     const keys = sandbox!.api.calls.map((call) => call.headers['idempotency-key']);
     expect([...keys].sort()).toEqual([...expected].sort());
+  });
 
+  it('spreads the work over every partition and master, and both workers take part', async () => {
     // Both workers took part, and together made every call.
     const perWorker = await Promise.all(workerPorts.map(completedActions));
     expect(perWorker.every((count) => count > 0)).toBe(true);
-    expect(perWorker.reduce((a, b) => a + b, 0)).toBe(expected.length);
+    expect(perWorker.reduce((a, b) => a + b, 0)).toBe((EVENTS / 3) * (3 + 4 + 3));
+
+    // The webhooks went to every partition, and every master carried a share of the work.
+    expect(new Set(acks.map((ack) => partitions.ofWebhookId(ack.webhook_id))).size).toBe(
+      PARTITIONS,
+    );
+    const shares = await commandShares();
+    expect(shares).toHaveLength(3);
+    for (const share of shares) expect(share).toBeGreaterThanOrEqual(0.15);
   });
 
+  it('search and the ledger cover every partition', async () => {
+    const ledger = await settledLedger(from, EVENTS);
+    expect(ledger).toMatchObject({ accepted: EVENTS, duplicates: REPEATS, completed: EVENTS });
+    expect(ledger.balanced).toBe(true);
+    const search = await dashboard<{ webhooks: { webhook_id: string }[] }>(
+      `/api/webhooks?from=${encodeURIComponent(from)}&limit=500`,
+    );
+    expect(search.body.webhooks.map((webhook) => webhook.webhook_id).sort()).toEqual(
+      acks.map((ack) => ack.webhook_id).sort(),
+    );
+  });
+});
+
+describe('operators and senders of the partitioned cluster', { timeout: 90_000 }, () => {
   it('`npm run send --wait` and the dashboard read outcomes from the cluster', async () => {
     const send = ChildRun.start(
       ['npm', 'run', '-s', 'send', '--', 'contract', '--status', 'active', '--wait'],
@@ -199,9 +302,10 @@ describe('against a three-node Redis Cluster', { timeout: 60_000 }, () => {
     }).toEqual({ ...outcome, trace_id: null });
     const metrics = await (await fetch(`${dashboardUrl}/metrics`)).text();
     expect(metrics).toContain('queue_jobs{queue="actions",state="failed"} 0');
+    expect(metrics).toContain('queue_jobs{queue="actions",state="completed"} 404');
   });
 
   it('every process stops on SIGTERM and exits 0', async () => {
-    expect(await Promise.all(runs.map((run) => run.stop('SIGTERM')))).toEqual([0, 0, 0, 0]);
+    expect(await Promise.all(runs.map((run) => run.stop('SIGTERM')))).toEqual([0, 0, 0, 0, 0]);
   });
 });

@@ -1,7 +1,7 @@
 import type { ActionName } from '../actions/action-table.js';
 import type { Acknowledgement } from '../events/acknowledgement.js';
-import { findAck } from '../outcomes/kept-acks.js';
-import type { HashReader } from '../outcomes/kept-acks.js';
+import { findAck, findLegacyAck } from '../outcomes/kept-acks.js';
+import type { DedupEntry, HashReader } from '../outcomes/kept-acks.js';
 import type { WebhookJobData } from '../queue/queues.js';
 
 /** The ack of an accepted webhook: the first delivery's, and every repeat's. */
@@ -12,23 +12,35 @@ export const ackOf = (webhook: WebhookJobData): Acknowledgement => ({
   actions_triggered: webhook.actions,
 });
 
+/** Where a repeat's first ack is looked for. */
+export interface RepeatOf {
+  /** The first delivery's id, as the intake script answered. */
+  firstId: string;
+  /** The event's entry, where the intake keeps the first ack (`kept-acks.ts`). */
+  entry: DedupEntry;
+  /** The repeat itself. */
+  repeat: WebhookJobData;
+}
+
 /**
- * The ack a repeat gets: the first delivery's (`firstId`), read from the ack kept for the
- * deduplication window (`kept-acks.ts`), looked for around the repeat's own time.
+ * The ack a repeat gets: the first delivery's, read from the entry the intake keeps for the
+ * deduplication window, or (for an event taken in by the previous version) from its day hashes
+ * of acks, looked for around the repeat's own time.
  */
 export async function firstAck(
   redis: HashReader,
   settings: { queuePrefix: string; dedupSeconds: number },
-  firstId: string,
-  repeat: WebhookJobData,
+  { firstId, entry, repeat }: RepeatOf,
 ): Promise<Acknowledgement> {
-  const kept = await findAck(
-    redis,
-    settings.queuePrefix,
-    firstId,
-    settings.dedupSeconds,
-    Date.parse(repeat.received_at),
-  );
+  const kept =
+    (await findAck(redis, entry, firstId)) ??
+    (await findLegacyAck(
+      redis,
+      settings.queuePrefix,
+      firstId,
+      settings.dedupSeconds,
+      Date.parse(repeat.received_at),
+    ));
   if (kept) {
     return ackOf({
       ...repeat,

@@ -5,12 +5,12 @@ import type { ActionsConfig } from '../actions/actions-config.js';
 import type { Acknowledgement } from '../events/acknowledgement.js';
 import type { ErrorCode } from '../events/error-codes.js';
 import { RetryableError } from '../errors.js';
-import { ackBucketSeconds } from '../outcomes/kept-acks.js';
+import { dedupEntry, dedupKeepMs } from '../outcomes/kept-acks.js';
 import { INTAKE_COMMAND } from '../outcomes/outcome-intake.js';
 import type { IntakeKeys } from '../outcomes/outcome-intake.js';
 import type { OutcomeStore } from '../outcomes/outcome-store.js';
 import { actionJobs } from '../queue/action-jobs.js';
-import { deadLetterSeconds, keys, orderTime } from '../queue/queues.js';
+import { deadLetterSeconds, eventTime, keys, orderTime } from '../queue/queues.js';
 import type { ActionJobData, BackoffPolicy, WebhookJobData } from '../queue/queues.js';
 import { canonicalJson } from '../signing/canonical-json.js';
 import { jobTraceMetadata, traceFields } from '../tracing.js';
@@ -57,7 +57,7 @@ export interface IntakeEntry extends PreparedWebhook {
 type Replies = [Error | null, unknown][];
 
 /** The transaction did not take the webhook: the sender is answered 503 `unavailable`. */
-const unavailable = (cause?: unknown) =>
+export const intakeUnavailable = (cause?: unknown) =>
   new RetryableError('unavailable' satisfies ErrorCode, 'the queue did not accept the webhook', {
     cause,
   });
@@ -123,7 +123,7 @@ export class WebhookIntake {
     try {
       replies = await this.exec(batch);
     } catch (error) {
-      for (const entry of batch) entry.reject(unavailable(error));
+      for (const entry of batch) entry.reject(intakeUnavailable(error));
       return;
     }
     const repeats: { entry: IntakeEntry; firstId: string }[] = [];
@@ -133,10 +133,10 @@ export class WebhookIntake {
       const [error, id] = replies?.[reply] ?? [new Error('no reply'), null];
       const adds = replies?.slice(reply + 1, reply + 1 + entry.jobs.length) ?? [];
       reply += 1 + entry.jobs.length;
-      if (error || typeof id !== 'string') entry.reject(unavailable(error));
+      if (error || typeof id !== 'string') entry.reject(intakeUnavailable(error));
       else if (id !== entry.webhook.webhook_id) repeats.push({ entry, firstId: id });
       else if (adds.length < entry.jobs.length || adds.some(([failed]) => failed))
-        entry.reject(unavailable(adds.find(([failed]) => failed)?.[0]));
+        entry.reject(intakeUnavailable(adds.find(([failed]) => failed)?.[0]));
       else entry.resolve({ ack: ackOf(entry.webhook), duplicate: false });
     }
     if (repeats.length > 0) await this.answerRepeats(repeats);
@@ -191,31 +191,38 @@ export class WebhookIntake {
 
   private intakeKeys(entry: PreparedWebhook): IntakeKeys {
     const { queuePrefix: prefix, recordTtlSeconds } = this.settings;
+    const eventMs = eventTime(entry.webhook.event);
     return {
-      dedupKey: keys.dedup(prefix, entry.digest),
-      dedupMs: this.dedupSeconds * 1000,
+      dedup: dedupEntry(prefix, eventMs, entry.digest),
+      dedupKeepMs: dedupKeepMs(
+        eventMs,
+        Date.parse(entry.webhook.received_at),
+        this.dedupSeconds * 1000,
+      ),
+      legacyDedupKey: keys.legacyDedup(prefix, entry.digest),
       eventTimeMs: orderTime(entry.webhook.event, Date.parse(entry.webhook.received_at)),
       // As long as an older event of the entity may still be retried.
       latestKeepMs: deadLetterSeconds(recordTtlSeconds) * 1000,
       actionDedupKeys: entry.jobs.map((job) => `${this.actionsQueue.keys.de}:${job.id}`),
-      ackSeconds: ackBucketSeconds(this.dedupSeconds),
       traceId: entry.traceId,
     };
   }
 
   /** Repeats get the first delivery's ack, read from the ack kept for the deduplication window. */
   private async answerRepeats(repeats: { entry: IntakeEntry; firstId: string }[]): Promise<void> {
-    const settings = { queuePrefix: this.settings.queuePrefix, dedupSeconds: this.dedupSeconds };
+    const { queuePrefix: prefix } = this.settings;
+    const settings = { queuePrefix: prefix, dedupSeconds: this.dedupSeconds };
     await Promise.all(
       repeats.map(async ({ entry, firstId }) => {
         try {
           const client = await this.actionsQueue.backend.client;
+          const dedup = dedupEntry(prefix, eventTime(entry.webhook.event), entry.digest);
           entry.resolve({
-            ack: await firstAck(client, settings, firstId, entry.webhook),
+            ack: await firstAck(client, settings, { firstId, entry: dedup, repeat: entry.webhook }),
             duplicate: true,
           });
         } catch (error) {
-          entry.reject(unavailable(error));
+          entry.reject(intakeUnavailable(error));
         }
       }),
     );

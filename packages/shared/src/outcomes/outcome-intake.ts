@@ -5,7 +5,8 @@ import type { WebhookJobData } from '../queue/queues.js';
 import { INGRESS_COUNTS_KEEP_SECONDS } from '../records/ingress-counts.js';
 import { recordStreamKey } from '../records/record-changes.js';
 import type { AcceptedWebhookRecord } from '../records/record-changes.js';
-import { ackBucket, encodeAck } from './kept-acks.js';
+import { encodeAck } from './kept-acks.js';
+import type { DedupEntry } from './kept-acks.js';
 import { outcomeKey } from './outcome-keys.js';
 import type { OutcomeStoreSettings } from './outcome-keys.js';
 import { countMinute } from './time-stamps.js';
@@ -27,23 +28,23 @@ export const INTAKE_COMMAND = luaCommand({
 
 /** What the intake of one webhook needs besides the webhook. */
 export interface IntakeKeys {
-  /** The deduplication key of the event's canonical digest, and how long it is kept (ms). */
-  dedupKey: string;
-  dedupMs: number;
+  /** Where the event is remembered (`kept-acks.ts`), and how long its bucket is kept (ms). */
+  dedup: DedupEntry;
+  dedupKeepMs: number;
+  /** The previous version's deduplication key of the event (`keys.legacyDedup`), read only. */
+  legacyDedupKey: string;
   /** The event's time (ms; undefined: none), and how long its entity's newest time is kept (ms). */
   eventTimeMs: number | undefined;
   latestKeepMs: number;
   /** The BullMQ deduplication keys of the webhook's action jobs (see `INTAKE_COMMAND`). */
   actionDedupKeys: string[];
-  /** Seconds the day's kept acks are kept. */
-  ackSeconds: number;
   /** The request's trace, kept in the record store; null without tracing. */
   traceId: string | null;
 }
 
 /** A pipeline that runs named Lua commands (BullMQ's client abstraction has one). */
 export interface CommandPipeline {
-  runCommand(name: string, args: (string | number)[]): unknown;
+  runCommand(name: string, args: (string | number | Buffer)[]): unknown;
 }
 
 /** The accepted webhook as the record store takes it. */
@@ -84,10 +85,10 @@ export function addIntake(
   const prefix = settings.queuePrefix;
   const minute = countMinute(new Date(job.received_at));
   const keyList = [
-    intake.dedupKey,
+    intake.dedup.key,
     outcomeKey(prefix, job.webhook_id),
     recordStreamKey(prefix),
-    keys.acks(prefix, ackBucket(job.received_at)),
+    intake.legacyDedupKey,
     keys.ingressCounts(prefix, minute),
     keys.ingressCountsChanged(prefix),
     keys.latest(prefix, job.event_type, job.entity_id),
@@ -96,13 +97,13 @@ export function addIntake(
   transaction.runCommand(INTAKE_COMMAND.name, [
     keyList.length,
     ...keyList,
-    intake.dedupMs,
+    intake.dedup.field,
+    intake.dedupKeepMs,
     settings.recordTtlSeconds,
     channels.outcomeChanged(prefix),
     job.webhook_id,
     JSON.stringify({ ...acceptedRecord(job), trace_id: intake.traceId }),
-    encodeAck(job.received_at, job.actions),
-    intake.ackSeconds,
+    encodeAck(job),
     minute,
     intake.eventTimeMs ?? '',
     intake.latestKeepMs,

@@ -1,4 +1,5 @@
 import { PwError } from '../errors.js';
+import type { Partitions } from '../queue/partitions.js';
 import type { RedisClient } from '../redis.js';
 import type { WebhookOutcome } from './webhook-outcome.js';
 
@@ -13,7 +14,8 @@ export interface OutcomeSource {
 
 /**
  * Resolves with the outcome as soon as `condition` holds for it, re-reading on each change
- * announced on `source.channel` (`subscriber` must be a connection of its own); rejects with a
+ * announced on `source.channel` (`subscriber` must be a connection of its own; with partitions,
+ * `source` is the webhook's partition's, `sourceOfWebhook`); rejects with a
  * `PwError` (`OUTCOME_WAIT_TIMED_OUT`) after `timeoutMs`.
  */
 export async function waitForOutcome(
@@ -48,4 +50,20 @@ export async function waitForOutcome(
     subscriber.off('message', onMessage);
     await subscriber.unsubscribe(source.channel);
   }
+}
+
+/**
+ * Of `sources`, one per partition (`partitions.prefixes`' order), the one of the partition the
+ * webhook id names: where its outcome record is kept and its changes are announced.
+ */
+export function sourceOfWebhook<S extends OutcomeSource>(
+  partitions: Partitions,
+  sources: readonly S[],
+  webhookId: string,
+): S {
+  const index = partitions.ofWebhookId(webhookId);
+  const source = sources[index];
+  if (!source)
+    throw new RangeError(`no outcome source for partition ${index} of ${sources.length}`);
+  return source;
 }

@@ -10,6 +10,15 @@ export interface RetryDefaults {
   recordTtlSeconds: number;
 }
 
+/**
+ * BullMQ's events stream of every queue (`streams.events.maxLen`, kept in the queue's meta hash,
+ * which each `Queue` writes when it starts: every `Queue` of the system passes it, or the last one
+ * to start sets BullMQ's default of 10,000). Nothing reads the stream (no `QueueEvents`), so it is
+ * kept short: BullMQ trims it with `XTRIM MAXLEN ~`, which drops whole nodes of up to 100
+ * entries, so it holds between 100 and about 200 entries, a few kilobytes per queue.
+ */
+export const QUEUE_STREAMS = { events: { maxLen: 100 } };
+
 /** The custom backoff type: the worker's strategy reads the policy from the job. */
 export const BACKOFF_TYPE = 'partner-webhooks';
 

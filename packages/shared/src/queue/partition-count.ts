@@ -95,3 +95,30 @@ export async function claimPartitionCount(
   }
   return stored;
 }
+
+/**
+ * `claimPartitionCount` once per process, before its first use of the partitions: `ready()`
+ * resolves once the count is claimed, and rejects while Redis cannot be asked (it is asked again
+ * at the next call). A refusal is final: `onRefused` hears it (a process logs it and exits).
+ */
+export class PartitionCountGuard {
+  private claimed: Promise<void> | undefined;
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly partitions: Partitions,
+    private readonly onRefused: (error: PartitionCountError) => void,
+  ) {}
+
+  ready(): Promise<void> {
+    this.claimed ??= claimPartitionCount(this.redis, this.partitions).then(
+      () => undefined,
+      (error: unknown) => {
+        if (error instanceof PartitionCountError) this.onRefused(error);
+        else this.claimed = undefined;
+        throw error;
+      },
+    );
+    return this.claimed;
+  }
+}

@@ -13,16 +13,20 @@ export const keys = {
   latest: (prefix: string, eventType: string, entityId: string) =>
     `${prefix}:latest:${eventType}:${entityId}`,
   /**
-   * The id of the first webhook of an event (the SHA-256 of its canonical JSON), for
-   * `DEDUP_WINDOW_SECONDS`. Named as BullMQ named it when webhooks were jobs of a `webhooks`
-   * queue, which no longer exists: a deployment keeps the window its Redis already holds.
+   * The events delivered in one hour of their `timestamp` (`YYYY-MM-DDTHH`, or `untimed`), each
+   * with its first ack, for `DEDUP_WINDOW_SECONDS` (`kept-acks.ts`).
    */
-  dedup: (prefix: string, digest: string) => `${prefix}:webhooks:de:${digest}`,
+  dedup: (prefix: string, bucket: string) => `${prefix}:dedup:${bucket}`,
+  /**
+   * The previous version's forms, read for one deduplication window after an upgrade
+   * (`kept-acks.ts`): the first webhook id of an event (the SHA-256 of its canonical JSON, hex),
+   * and the first acks of the webhooks accepted on one UTC day.
+   */
+  legacyDedup: (prefix: string, digest: string) => `${prefix}:webhooks:de:${digest}`,
+  legacyAcks: (prefix: string, day: string) => `${prefix}:acks:${day}`,
   /** Per-action limits: start times of recent calls, and leases of calls in flight. */
   rateWindow: (prefix: string, action: string) => `${prefix}:limit:${action}:started`,
   inFlight: (prefix: string, action: string) => `${prefix}:limit:${action}:in-flight`,
-  /** The first acks of the webhooks accepted on one UTC day, kept for repeats (`kept-acks.ts`). */
-  acks: (prefix: string, day: string) => `${prefix}:acks:${day}`,
   /** The ingress's counts (accepted, duplicate, each refusal code) of one minute. */
   ingressCounts: (prefix: string, minute: string) => `${prefix}:ingress-counts:${minute}`,
   /** The minutes whose counts changed since the recorder last copied them. */

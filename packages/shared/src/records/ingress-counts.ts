@@ -1,6 +1,8 @@
 import { countMinute } from '../outcomes/time-stamps.js';
+import type { Partitions } from '../queue/partitions.js';
 import { keys } from '../queue/queues.js';
 import type { RedisClient } from '../redis.js';
+import { globEscape, scanKeys } from './scan-keys.js';
 
 /** Seconds a minute's counts stay in Redis: long enough for a recorder that was away. */
 export const INGRESS_COUNTS_KEEP_SECONDS = 172_800;
@@ -50,4 +52,106 @@ export class IngressCounts {
     clearInterval(this.timer);
     await this.flush().catch(() => undefined);
   }
+}
+
+/** One minute's total of one code, over every partition, as the record store keeps it. */
+export interface IngressCountRow {
+  minute: string;
+  code: string;
+  count: number;
+}
+
+/** Minutes, by the partitions whose changed sets named them. */
+export type ChangedMinutes = Map<number, string[]>;
+
+/**
+ * Takes the minutes whose counts changed off every partition's changed set (each partition counts
+ * on its own: `keys.ingressCountsChanged(partitions.prefix(i))`). A count that comes in after marks
+ * its minute again; `markChanged` puts them back when they could not be copied.
+ */
+export async function takeChangedMinutes(
+  redis: RedisClient,
+  partitions: Partitions,
+): Promise<ChangedMinutes> {
+  const taken: ChangedMinutes = new Map();
+  await Promise.all(
+    partitions.all().map(async (index) => {
+      const key = keys.ingressCountsChanged(partitions.prefix(index));
+      const minutes = await redis.smembers(key);
+      if (minutes.length === 0) return;
+      await redis.srem(key, ...minutes);
+      taken.set(index, minutes);
+    }),
+  );
+  return taken;
+}
+
+/** Marks minutes changed again, each in the changed set of the partition it is named for. */
+export async function markChanged(
+  redis: RedisClient,
+  partitions: Partitions,
+  minutes: ChangedMinutes,
+): Promise<void> {
+  await Promise.all(
+    [...minutes]
+      .filter(([, list]) => list.length > 0)
+      .map(([index, list]) =>
+        redis.sadd(keys.ingressCountsChanged(partitions.prefix(index)), ...list),
+      ),
+  );
+}
+
+/**
+ * The running totals of `minutes`, each code summed over every partition: the store keeps one
+ * total per minute and code (the last written wins), so a minute one partition changed is read
+ * from all of them.
+ */
+export async function ingressTotals(
+  redis: RedisClient,
+  partitions: Partitions,
+  minutes: Iterable<string>,
+): Promise<IngressCountRow[]> {
+  const rows: IngressCountRow[] = [];
+  for (const minute of new Set(minutes)) {
+    const counts = await Promise.all(
+      partitions.prefixes.map((prefix) => redis.hgetall(keys.ingressCounts(prefix, minute))),
+    );
+    const totals = new Map<string, number>();
+    for (const byCode of counts) {
+      for (const [code, count] of Object.entries(byCode)) {
+        totals.set(code, (totals.get(code) ?? 0) + Number(count));
+      }
+    }
+    for (const [code, count] of totals) rows.push({ minute, code, count });
+  }
+  return rows;
+}
+
+/**
+ * Every minute whose counts are still in Redis, by partition (a SCAN of every master, at start):
+ * a recorder that died between taking minutes off a changed set and writing them loses none.
+ */
+export async function keptMinutes(
+  redis: RedisClient,
+  partitions: Partitions,
+): Promise<ChangedMinutes> {
+  const infix = ':ingress-counts:';
+  const byPrefix = new Map(partitions.prefixes.map((prefix, index) => [prefix, index]));
+  // One pattern for every partition: a SCAN walks the whole keyspace, whatever it matches.
+  const base = partitions.shared.replaceAll(/[{}]/g, '');
+  const pattern =
+    partitions.count === 1
+      ? `${globEscape(partitions.shared)}${infix}*`
+      : `{${globEscape(base)}:*}${infix}*`;
+  const found: ChangedMinutes = new Map();
+  for await (const batch of scanKeys(redis, pattern)) {
+    for (const key of batch) {
+      const at = key.indexOf(infix);
+      const index = byPrefix.get(key.slice(0, at));
+      const minute = key.slice(at + infix.length);
+      if (index === undefined || minute === 'changed') continue;
+      found.set(index, [...(found.get(index) ?? []), minute]);
+    }
+  }
+  return found;
 }

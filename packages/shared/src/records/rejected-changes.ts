@@ -1,4 +1,5 @@
 import { boundedError } from '../outcomes/bounded-error.js';
+import { Partitions } from '../queue/partitions.js';
 import type { RedisClient } from '../redis.js';
 import { recordStreamKey } from './record-changes.js';
 
@@ -25,7 +26,12 @@ export interface RefusedChange {
   /** Its fields there, flat (`[name, value, ...]`); empty for an entry deleted by hand. */
   fields: readonly string[];
   error: unknown;
+  /** The partition whose record stream it was on. @defaultValue 0 */
+  partition?: number;
 }
+
+/** A set-aside change's field naming the partition whose record stream it came from. */
+const PARTITION_FIELD = 'p';
 
 /** One set-aside change, as the operator API lists it. */
 export interface RejectedChange {
@@ -53,27 +59,33 @@ const STREAM_ID = /^\d{1,20}-\d{1,20}$/;
 
 export const isStreamId = (value: string): boolean => STREAM_ID.test(value);
 
-/** The set-aside changes: kept by the recorder, listed, re-driven and discarded by operators. */
+/**
+ * The set-aside changes: kept by the recorder, listed, re-driven and discarded by operators. One
+ * stream under the shared prefix for every partition; each change goes back to the record stream
+ * of the partition it came from.
+ */
 export class RejectedChanges {
   private readonly key: string;
-  private readonly records: string;
+  private readonly partitions: Partitions;
 
   constructor(
     private readonly redis: RedisClient,
-    prefix: string,
+    /** The queue partitions, or a queue prefix (one partition). */
+    partitions: Partitions | string,
   ) {
-    this.key = rejectedStreamKey(prefix);
-    this.records = recordStreamKey(prefix);
+    this.partitions = typeof partitions === 'string' ? new Partitions(partitions) : partitions;
+    this.key = rejectedStreamKey(this.partitions.shared);
   }
 
   /** Sets the changes aside with the store's reasons; all are kept, or the call throws. */
   async setAside(changes: readonly RefusedChange[]): Promise<void> {
     const pipeline = this.redis.pipeline();
-    for (const { id, fields, error } of changes) {
+    for (const { id, fields, error, partition } of changes) {
       const code = (error as { code?: unknown } | null)?.code;
       pipeline.xadd(
         this.key,
         '*',
+        ...(partition ? [PARTITION_FIELD, String(partition)] : []),
         'id',
         originOf(id, fields),
         'error_code',
@@ -120,16 +132,35 @@ export class RejectedChanges {
     const moved: string[] = [];
     for await (const batch of ids ? [await this.named(ids)] : this.everyOne()) {
       for (const [id, fields] of batch) {
-        const origin = new Map(pairs(fields)).get('id') ?? id;
-        await this.redis
-          .multi()
-          .xadd(this.records, '*', ...withoutOrigin(changeFields(fields)), ORIGIN_FIELD, origin)
-          .xdel(this.key, id)
-          .exec();
+        await this.moveBack(id, fields);
         moved.push(id);
       }
     }
     return moved;
+  }
+
+  /**
+   * One change back on its partition's record stream. With one partition, in one transaction; a
+   * partition's stream lies in another hash slot than the shared prefix (a transaction cannot span
+   * them in a Redis Cluster), so the change is added there first and deleted here after: a crash
+   * between leaves it on both, and writing it twice changes no record.
+   */
+  private async moveBack(id: string, fields: string[]): Promise<void> {
+    const named = new Map(pairs(fields));
+    const origin = named.get('id') ?? id;
+    const partition = Number(named.get(PARTITION_FIELD) ?? 0);
+    const prefix = this.partitions.prefix(partition < this.partitions.count ? partition : 0);
+    const change = [...withoutOrigin(changeFields(fields)), ORIGIN_FIELD, origin];
+    if (prefix === this.partitions.shared) {
+      await this.redis
+        .multi()
+        .xadd(recordStreamKey(prefix), '*', ...change)
+        .xdel(this.key, id)
+        .exec();
+      return;
+    }
+    await this.redis.xadd(recordStreamKey(prefix), '*', ...change);
+    await this.redis.xdel(this.key, id);
   }
 
   /** Drops the named set-aside changes for good; returns the ids that were there. */

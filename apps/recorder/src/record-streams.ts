@@ -1,0 +1,152 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { RECORDER_GROUP, recordStreamKey } from '@pw/shared';
+import type { Partitions, RedisClient } from '@pw/shared';
+import type { StreamEntry } from './parse-change.js';
+
+/** An entry of partition `partition`'s record stream. */
+export interface PartitionEntry {
+  partition: number;
+  entry: StreamEntry;
+}
+
+export interface RecordStreamOptions {
+  /** This process's name in the consumer groups. */
+  consumer: string;
+  /** Most changes a read takes, over every stream. */
+  batchSize: number;
+  /** How long a read waits for new changes (ms). */
+  blockMs: number;
+}
+
+/** Fewest changes a read takes of one stream, however many partitions share `batchSize`. */
+const MIN_SHARE = 10;
+
+interface Stream {
+  partition: number;
+  key: string;
+  /** Changes this consumer took and has not acknowledged may be waiting: read those first. */
+  ownPending: boolean;
+}
+
+/**
+ * Every partition's record stream (`recordStreamKey(partitions.prefix(i))`), read in one consumer
+ * group each. Each command names one stream, so that on a Redis Cluster it goes to the master of
+ * that partition. With one partition a read blocks on its stream, as a recorder always did; with
+ * several, each stream is read without blocking (a blocking read holds its connection) and, when
+ * none had anything, the next read comes `blockMs` later.
+ */
+export class RecordStreams {
+  private readonly streams: Stream[];
+  /** Most changes a read takes of one stream. */
+  private readonly share: number;
+  /** The last read took a full share of some stream: more is waiting. */
+  full = false;
+
+  constructor(
+    private readonly redis: RedisClient,
+    partitions: Partitions,
+    private readonly options: RecordStreamOptions,
+  ) {
+    this.streams = partitions.prefixes.map((prefix, partition) => ({
+      partition,
+      key: recordStreamKey(prefix),
+      ownPending: true,
+    }));
+    this.share = Math.max(MIN_SHARE, Math.ceil(options.batchSize / partitions.count));
+  }
+
+  /** The consumer groups, from each stream's start; there already, fine. */
+  async createGroups(): Promise<void> {
+    await Promise.all(
+      this.streams.map((stream) =>
+        this.redis
+          .xgroup('CREATE', stream.key, RECORDER_GROUP, '0', 'MKSTREAM')
+          .catch((error: unknown) => {
+            if (!String(error).includes('BUSYGROUP')) throw error;
+          }),
+      ),
+    );
+  }
+
+  /** The next changes: of each stream, those this consumer holds first, then new ones. */
+  async read(): Promise<PartitionEntry[]> {
+    const [single] = this.streams;
+    const block = this.streams.length === 1 && single !== undefined && !single.ownPending;
+    const reads = await Promise.all(this.streams.map((stream) => this.readOne(stream, block)));
+    this.full = reads.some((entries) => entries.length >= this.share);
+    const found = reads.flatMap((entries, i) =>
+      entries.map((entry) => ({ partition: this.streams[i]?.partition ?? 0, entry })),
+    );
+    if (found.length === 0 && !block && !this.streams.some((stream) => stream.ownPending)) {
+      await sleep(this.options.blockMs);
+    }
+    return found;
+  }
+
+  private async readOne(stream: Stream, block: boolean): Promise<StreamEntry[]> {
+    const from = stream.ownPending ? '0' : '>';
+    const wait = block ? ['BLOCK', this.options.blockMs] : [];
+    const reply = (await this.redis.xreadgroup(
+      'GROUP',
+      RECORDER_GROUP,
+      this.options.consumer,
+      'COUNT',
+      this.share,
+      ...(wait as ['BLOCK', number]),
+      'STREAMS',
+      stream.key,
+      from,
+    )) as [string, StreamEntry[]][] | null;
+    const entries = reply?.[0]?.[1] ?? [];
+    // Once nothing of ours is pending, new changes.
+    if (entries.length === 0) stream.ownPending = false;
+    return entries;
+  }
+
+  /** A write failed: what each stream gave this consumer is read again first. */
+  failed(): void {
+    for (const stream of this.streams) stream.ownPending = true;
+  }
+
+  /** Acknowledged and deleted together, stream by stream: each holds only what the store lacks. */
+  async done(entries: readonly { partition: number; id: string }[]): Promise<void> {
+    await Promise.all(
+      this.streams.map(async (stream) => {
+        const ids = entries.filter((e) => e.partition === stream.partition).map((e) => e.id);
+        if (ids.length === 0) return;
+        await this.redis
+          .multi()
+          .xack(stream.key, RECORDER_GROUP, ...ids)
+          .xdel(stream.key, ...ids)
+          .exec();
+      }),
+    );
+  }
+
+  /** Takes over changes another consumer took and left for `idleMs`; true when there were some. */
+  async claim(idleMs: number): Promise<boolean> {
+    const claimed = await Promise.all(
+      this.streams.map(async (stream) => {
+        const [, ids] = (await this.redis.xautoclaim(
+          stream.key,
+          RECORDER_GROUP,
+          this.options.consumer,
+          idleMs,
+          '0-0',
+          'COUNT',
+          this.options.batchSize,
+          'JUSTID',
+        )) as [string, string[]];
+        if (ids.length > 0) stream.ownPending = true;
+        return ids.length > 0;
+      }),
+    );
+    return claimed.some(Boolean);
+  }
+
+  /** Changes waiting on every stream. */
+  async backlog(): Promise<number> {
+    const lengths = await Promise.all(this.streams.map((stream) => this.redis.xlen(stream.key)));
+    return lengths.reduce((sum, length) => sum + length, 0);
+  }
+}

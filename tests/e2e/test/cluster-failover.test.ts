@@ -1,0 +1,152 @@
+// A master of the Redis Cluster dies while webhooks arrive (docs/operations.md → Failover): three
+// masters with a replica each, twelve partitions, the ingress with REDIS_WAIT_REPLICAS=1. Once the
+// replica is promoted the system accepts again; every acknowledged webhook is processed (none is
+// lost: each was on a replica before its ack), and each (webhook, action) has one partner effect:
+// a call repeated with the same Idempotency-Key after the failover is a redelivery, counted apart.
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  acknowledgementSchema,
+  createRedis,
+  duplicateRedis,
+  OutcomeStore,
+  Partitions,
+} from '@pw/shared';
+import type { Acknowledgement, RedisClient } from '@pw/shared';
+import { startSandbox } from '@pw/sandbox';
+import type { Sandbox } from '@pw/sandbox';
+import { ChildRun, freePort, PrivateRedisCluster, signedEvent, TEST_SECRET } from '@pw/test-utils';
+
+const PARTITIONS = 12;
+const prefix = `{pwtest-${randomBytes(6).toString('hex')}}`;
+const partitions = new Partitions(prefix, PARTITIONS);
+
+let cluster: PrivateRedisCluster | undefined;
+let sandbox: Sandbox | undefined;
+const runs: ChildRun[] = [];
+const clients: RedisClient[] = [];
+let ingressUrl = '';
+let redisUrl = '';
+
+beforeAll(async () => {
+  const [started, sandboxStarted] = await Promise.allSettled([
+    PrivateRedisCluster.start(3, { replicas: 1, nodeTimeoutMs: 1000 }),
+    startSandbox(),
+  ]);
+  if (started.status === 'fulfilled') cluster = started.value;
+  if (sandboxStarted.status === 'fulfilled') sandbox = sandboxStarted.value;
+  if (started.status === 'rejected') throw started.reason;
+  if (sandboxStarted.status === 'rejected') throw sandboxStarted.reason;
+  redisUrl = started.value.url;
+  const common = {
+    REDIS_URL: redisUrl,
+    REDIS_CLUSTER: 'true',
+    QUEUE_PREFIX: prefix,
+    QUEUE_PARTITIONS: String(PARTITIONS),
+    NODE_ENV: 'development',
+  };
+  const ingressPort = await freePort();
+  ingressUrl = `http://127.0.0.1:${ingressPort}`;
+  runs.push(
+    ChildRun.tsx('apps/ingress/src/main.ts', {
+      ...common,
+      INGRESS_PORT: String(ingressPort),
+      WEBHOOK_SECRETS: TEST_SECRET,
+      REDIS_WAIT_REPLICAS: '1',
+    }),
+    ChildRun.tsx('apps/worker/src/main.ts', {
+      ...common,
+      ...sandboxStarted.value.env,
+      WORKER_HEALTH_PORT: String(await freePort()),
+      // A job whose worker lost its master mid-call is taken over within seconds.
+      WORKER_LOCK_MS: '5000',
+    }),
+  );
+  await Promise.all([runs[0]!.printed('ingress listening'), runs[1]!.printed('worker running')]);
+  // Ready once its cluster client is: a request before that would be answered 503.
+  await runs[0]!.answers(`${ingressUrl}/readyz`);
+});
+
+afterAll(async () => {
+  await Promise.all(runs.map((run) => run.stop('SIGKILL')));
+  for (const client of clients) client.disconnect();
+  await sandbox?.stop();
+  await cluster?.destroy();
+});
+
+/** Posts `body` as a sender does: again after a 503, until acknowledged. Returns the tries made. */
+async function deliver(body: string): Promise<{ ack: Acknowledgement; tries: number }> {
+  for (let tries = 1; ; tries++) {
+    const response = await fetch(`${ingressUrl}/webhooks/quote-status`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+      signal: AbortSignal.timeout(10_000),
+    }).catch(() => undefined);
+    if (response?.status === 200) {
+      return { ack: acknowledgementSchema.parse(await response.json()), tries };
+    }
+    if (response && response.status !== 503) throw new Error(`answered ${response.status}`);
+    if (tries === 100) throw new Error('not acknowledged after 100 tries');
+    // A sender's back-off before it tries again.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Delivers `count` new events, four at a time; calls `after(n)` once n are acknowledged. */
+async function deliverMany(count: number, after?: { at: number; run: () => void }) {
+  const results: { ack: Acknowledgement; tries: number }[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < count) {
+        next += 1;
+        const body = JSON.stringify(signedEvent('quote', { status: 'approved' }));
+        results.push(await deliver(body));
+        if (results.length === after?.at) after.run();
+      }
+    }),
+  );
+  return results;
+}
+
+describe('a master dies while webhooks arrive', { timeout: 120_000 }, () => {
+  it('accepts again once its replica is promoted, and loses or repeats no acknowledged webhook', async () => {
+    const masters = await cluster!.masters();
+    let failedOver: Promise<void> | undefined;
+    const during = await deliverMany(60, {
+      at: 20,
+      run: () => {
+        failedOver = cluster!.killMaster(masters[0]!);
+      },
+    });
+    await failedOver;
+    // Once the replica has taken over, webhooks are acknowledged at the first try.
+    const after = await deliverMany(12);
+    expect(after.map((result) => result.tries)).toEqual(after.map(() => 1));
+
+    const acks = [...during, ...after].map((result) => result.ack);
+    const redis = createRedis(redisUrl.replace(`127.0.0.1:${masters[0]},`, ''), true, {
+      maxRetriesPerRequest: 3,
+    });
+    const subscriber = duplicateRedis(redis);
+    clients.push(redis, subscriber);
+    const stores = partitions.prefixes.map(
+      (queuePrefix) => new OutcomeStore(redis, { queuePrefix, recordTtlSeconds: 600 }),
+    );
+    for (const ack of acks) {
+      const outcome = await stores[partitions.ofWebhookId(ack.webhook_id)]!.waitUntilFinished(
+        ack.webhook_id,
+        subscriber,
+        { timeoutMs: 60_000 },
+      );
+      expect(outcome.state).toBe('completed');
+    }
+    // One effect per (webhook, action): every expected key called, nothing else.
+    const expected = acks.flatMap((ack) =>
+      ack.actions_triggered.map((action) => `${ack.webhook_id}:${action}`),
+    );
+    const called = new Set(sandbox!.api.calls.map((call) => call.headers['idempotency-key']));
+    expect([...called].sort()).toEqual([...new Set(expected)].sort());
+  });
+});
