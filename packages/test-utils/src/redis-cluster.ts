@@ -180,6 +180,26 @@ export class PrivateRedisCluster {
   }
 
   /**
+   * Starts a killed node again on its port and data folder: it rejoins the cluster as a replica of
+   * the master that took over from it. Resolves once its replication link is up.
+   */
+  async restart(port: number, timeoutMs = 30_000): Promise<void> {
+    const node = this.nodes.find((candidate) => candidate.port === port);
+    if (!node) throw new Error(`no node on port ${port}`);
+    await node.resume();
+    this.killed.delete(port);
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const info = await this.ask(node, 'replication');
+      if (info.includes('role:slave') && info.includes('master_link_status:up')) return;
+      if (Date.now() > deadline)
+        throw new Error(`${port} did not rejoin as a replica in ${timeoutMs} ms`);
+      // Rejoining and the first sync have no event a client can wait for: ask again shortly.
+      await sleep(100);
+    }
+  }
+
+  /**
    * `REDIS_URL` with the node that holds `key` named last, so a client that does not follow the
    * cluster's redirections (a plain `Redis` on the first seed) would fail.
    */
