@@ -1,5 +1,4 @@
 import express from 'express';
-import type { Queue } from 'bullmq';
 import type { ActionQueues } from './action-queues.js';
 import { z } from 'zod';
 import type { AuditLog, CircuitBoard } from '@pw/shared';
@@ -10,17 +9,6 @@ export interface CircuitApiDeps {
   /** The queues whose jobs a circuit holds (every partition's): closing one wakes them there. */
   actions: ActionQueues;
   audit: Pick<AuditLog, 'record'>;
-}
-
-/**
- * Where a circuit's held jobs are found: the one queue, or, with several partitions, each job in
- * its own partition's queue (the circuit lists job ids of every partition).
- */
-function heldJobs(actions: ActionQueues): Queue {
-  const [only] = actions.all;
-  if (actions.all.length === 1 && only) return only;
-  const lookup: Pick<Queue, 'getJob'> = { getJob: (id: string) => actions.ofJob(id).getJob(id) };
-  return lookup as Queue;
 }
 
 const overrideSchema = z.object({ state: z.enum(['open', 'closed']) });
@@ -64,7 +52,7 @@ export function circuitApi(deps: CircuitApiDeps): express.Router {
     // The change is made: it is audited even if waking fails (the held jobs then come back on
     // their own after their hold, and the operator gets a 500).
     const waking =
-      state === 'closed' ? circuits.wakeHeld(target, heldJobs(deps.actions)) : Promise.resolve(0);
+      state === 'closed' ? circuits.wakeHeld(target, (jobId) => deps.actions.ofJob(jobId)) : Promise.resolve(0);
     const woken = await waking.catch(() => null);
     await deps.audit.record(
       {
