@@ -52,7 +52,9 @@ export function circuitApi(deps: CircuitApiDeps): express.Router {
     // The change is made: it is audited even if waking fails (the held jobs then come back on
     // their own after their hold, and the operator gets a 500).
     const waking =
-      state === 'closed' ? circuits.wakeHeld(target, (jobId) => deps.actions.ofJob(jobId)) : Promise.resolve(0);
+      state === 'closed'
+        ? circuits.wakeHeld(target, (jobId) => deps.actions.ofJob(jobId))
+        : Promise.resolve(0);
     const woken = await waking.catch(() => null);
     await deps.audit.record(
       {
