@@ -11,7 +11,7 @@ import type {
   RejectedChanges,
   RulesStore,
 } from '@pw/shared';
-import type { ActionQueues } from './action-queues.js';
+import type { ActionQueues } from '@pw/shared';
 import { apiDocs } from './api-docs.js';
 import { basicAuth } from './basic-auth.js';
 import { consoleAssets } from './console-assets.js';

@@ -1,5 +1,5 @@
 import express from 'express';
-import type { ActionQueues } from './action-queues.js';
+import type { ActionQueues } from '@pw/shared';
 import { z } from 'zod';
 import type { AuditLog, CircuitBoard } from '@pw/shared';
 import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';

@@ -4,7 +4,7 @@ import type { ActionJobData, ActionName, EventType, RedisClient } from '@pw/shar
 import type { DeadLetter, DeadLetterPage } from '@pw/shared/operator-api';
 
 export type { DeadLetter, DeadLetterPage };
-import type { ActionQueues } from './action-queues.js';
+import type { ActionQueues } from '@pw/shared';
 import { FailedSet } from './failed-set.js';
 import type { FailedEntry, FailedRange } from './failed-set.js';
 

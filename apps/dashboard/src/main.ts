@@ -17,7 +17,7 @@ import {
   Partitions,
   RulesStore,
 } from '@pw/shared';
-import { ActionQueues } from './action-queues.js';
+import { ActionQueues } from '@pw/shared';
 import { createDashboard } from './app.js';
 import { loadDashboardConfig } from './config.js';
 import { LoginLimit } from './login-limit.js';
@@ -42,7 +42,7 @@ const guard = new PartitionCountGuard(redis, partitions, (error) => {
 });
 redis.on('ready', () => void guard.ready().catch(() => undefined));
 // Every partition's `actions` queue and outcome records; circuits, rules and logins are shared.
-const actions = new ActionQueues(partitions, redis);
+const actions = new ActionQueues(redis, partitions);
 const outcomes = partitions.prefixes.map(
   (queuePrefix) =>
     new OutcomeStore(redis, { queuePrefix, recordTtlSeconds: config.RECORD_TTL_SECONDS }),

@@ -2,7 +2,7 @@ import type { Job } from 'bullmq';
 import { actionJobId, isActionName, sourceOfWebhook } from '@pw/shared';
 import type { RecordStore, WebhookRecord } from '@pw/records';
 import type { ActionJobData, OutcomeStore, RedisClient } from '@pw/shared';
-import type { ActionQueues } from './action-queues.js';
+import type { ActionQueues } from '@pw/shared';
 import { DeadLetters } from './dead-letters.js';
 import type { DeadLetterFilter, DeadLetterPage } from './dead-letters.js';
 import type { FailedEntry } from './failed-set.js';

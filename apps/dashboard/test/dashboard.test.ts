@@ -19,7 +19,7 @@ import {
 import type { ActionJobData } from '@pw/shared';
 import { deleteKeys, startIntake, testRedisUrl, uniquePrefix } from '@pw/test-utils';
 import type { TestIntake } from '@pw/test-utils';
-import { ActionQueues } from '../src/action-queues.js';
+import { ActionQueues } from '@pw/shared';
 import { createDashboard } from '../src/app.js';
 import { LoginLimit } from '../src/login-limit.js';
 import { createDashboardMetrics } from '../src/metrics.js';
@@ -79,7 +79,7 @@ const settled = (id: string) => outcomes.waitUntilFinished(id, subscriber, { tim
 beforeAll(() => {
   redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
   subscriber = redis.duplicate();
-  onePartition = new ActionQueues(new Partitions(prefix), redis);
+  onePartition = new ActionQueues(redis, new Partitions(prefix));
   actions = onePartition.partition(0);
   outcomes = new OutcomeStore(redis, { queuePrefix: prefix, recordTtlSeconds: 600 });
   intake = startIntake(redis, prefix, {

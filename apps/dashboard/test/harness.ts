@@ -21,7 +21,7 @@ import {
 import type { ActionJobData, ActionName, EventType, WebhookJobData } from '@pw/shared';
 import { deleteKeys, startIntake, testRedisUrl, uniquePrefix } from '@pw/test-utils';
 import type { TestIntake } from '@pw/test-utils';
-import { ActionQueues } from '../src/action-queues.js';
+import { ActionQueues } from '@pw/shared';
 import { createDashboard } from '../src/app.js';
 import type { RecordReader } from '../src/records-api.js';
 import { LoginLimit } from '../src/login-limit.js';
@@ -120,7 +120,7 @@ export function startDashboard(
   const prefix = options.prefix ?? uniquePrefix();
   const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
   const partitions = new Partitions(prefix, options.partitions ?? 1);
-  const queues = new ActionQueues(partitions, redis);
+  const queues = new ActionQueues(redis, partitions);
   const actions = queues.partition(0);
   const outcomesByPartition = partitions.prefixes.map(
     (queuePrefix) => new OutcomeStore(redis, { queuePrefix, recordTtlSeconds: 600 }),

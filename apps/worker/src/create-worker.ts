@@ -22,7 +22,7 @@ import type { PartnerTarget } from './config.js';
 import type { MarketTable } from './market-table.js';
 import type { WorkerMetrics } from './metrics.js';
 import type { PartnerApi } from './partner-api.js';
-import { PartitionQueues } from './partition-queues.js';
+import { ActionQueues } from '@pw/shared';
 import { SlotGate } from './slot-gate.js';
 import { recordStalledFailure } from './stalled-job-recorder.js';
 
@@ -91,7 +91,7 @@ function workerOptions(deps: WorkerDeps) {
  * dashboard lists them, read at each scrape for `partner_circuit_open`, and copied in this
  * process (`CircuitCopy`) so that a try on a clean circuit writes nothing to it.
  */
-function circuits(deps: WorkerDeps, queues: PartitionQueues, leaseMs: number) {
+function circuits(deps: WorkerDeps, queues: ActionQueues, leaseMs: number) {
   const stores = deps.storeConnection ?? deps.connection;
   const { partitions } = deps;
   const store = new CircuitBreaker(stores, {
@@ -102,7 +102,7 @@ function circuits(deps: WorkerDeps, queues: PartitionQueues, leaseMs: number) {
     // With partitions the held jobs live under other hash tags than the circuit.
     jobKeyPrefix:
       partitions.count === 1
-        ? queues.queue(0).toKey('')
+        ? queues.partition(0).toKey('')
         : (jobId: string) => queues.ofJob(jobId).toKey(jobId),
   });
   const all = [deps.targets.fallback, ...deps.targets.byMarket.values()].map(circuitTarget);
@@ -206,7 +206,7 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
   const options = workerOptions(deps);
   const taken = deps.workerPartitions ?? partitions.all();
   if (taken.length === 0) throw new RangeError('a worker takes jobs from one partition at least');
-  const queues = new PartitionQueues(deps.connection, partitions);
+  const queues = new ActionQueues(deps.connection, partitions);
   const stores = deps.storeConnection ?? deps.connection;
   // A slot, probe or in-flight lease of a worker that died is free again once its job could
   // have run its course.

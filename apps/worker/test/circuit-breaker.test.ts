@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { actionJobId, Partitions } from '@pw/shared';
 import { redisPerTest } from '@pw/test-utils';
 import { CircuitBreaker } from '../src/circuit-breaker.js';
-import { PartitionQueues, webhookIdOfJob } from '../src/partition-queues.js';
+import { ActionQueues, webhookIdOfJob } from '@pw/shared';
 import type { CircuitBreakerSettings } from '../src/circuit-breaker.js';
 
 // The circuit breaker (lua/circuit-enter-5.lua, lua/circuit-leave-5.lua): the shared circuit
@@ -22,7 +22,7 @@ const store = (settings: Partial<CircuitBreakerSettings> = {}) =>
   });
 
 /** An action job of the partition its id names, asleep as a held job is. */
-const addDelayed = (queues: PartitionQueues, jobId: string) =>
+const addDelayed = (queues: ActionQueues, jobId: string) =>
   queues.ofJob(jobId).add(
     'notify_customer',
     {
@@ -349,7 +349,7 @@ describe('a poison input is told from an outage', () => {
 describe('held jobs of several partitions', () => {
   it('with partitions, a job removed by hand is passed over as well, though its key is in another slot', async () => {
     const partitions = new Partitions(t.prefix, 2);
-    const queues = new PartitionQueues(t.redis, partitions);
+    const queues = new ActionQueues(t.redis, partitions);
     try {
       const circuits = store({
         probeIntervalMs: 100,
@@ -383,7 +383,7 @@ describe('held jobs of several partitions', () => {
 
   it('closing wakes the held jobs of every partition', async () => {
     const partitions = new Partitions(t.prefix, 2);
-    const queues = new PartitionQueues(t.redis, partitions);
+    const queues = new ActionQueues(t.redis, partitions);
     try {
       const circuits = store();
       await warm(circuits);
@@ -398,7 +398,7 @@ describe('held jobs of several partitions', () => {
       expect(await circuits.override(TARGET, 'closed')).toBe('closed');
       expect(await circuits.wakeHeld(TARGET, (id) => queues.ofJob(id))).toBe(2);
       for (const [partition, id] of ids.entries()) {
-        expect(await queues.queue(partition).getJobState(id)).toBe('waiting');
+        expect(await queues.partition(partition).getJobState(id)).toBe('waiting');
       }
     } finally {
       await queues.close();

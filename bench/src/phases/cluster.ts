@@ -2,9 +2,9 @@
 // Cluster of real redis-server processes with 4K queue partitions. The ingress takes a backlog in,
 // two worker processes drain it, and each master's share of the Redis CPU the system spent shows
 // how evenly the partitions spread the work; every acknowledged webhook must have finished.
-import { Queue } from 'bullmq';
-import { createRedis, OutcomeStore, Partitions, QUEUE_NAMES } from '@pw/shared';
-import type { ActionJobData, RedisClient } from '@pw/shared';
+import type { Queue } from 'bullmq';
+import { ActionQueues, createRedis, OutcomeStore, Partitions } from '@pw/shared';
+import type { RedisClient } from '@pw/shared';
 import type { MasterStats } from '@pw/test-utils';
 import type { BenchRun } from '../bench-run.js';
 import { drive } from '../load.js';
@@ -45,10 +45,7 @@ export async function clusterPhase(
     QUEUE_PARTITIONS: String(partitions.count),
   };
   const redis = createRedis(cluster.url, true);
-  const queues = partitions.prefixes.map(
-    (queuePrefix) =>
-      new Queue<ActionJobData>(QUEUE_NAMES.actions, { connection: redis, prefix: queuePrefix }),
-  );
+  const queues = new ActionQueues(redis, partitions);
   try {
     const before = await cluster.masterStats();
     const webhooks = bench.options.quick ? 500 : 5000;
@@ -69,7 +66,7 @@ export async function clusterPhase(
     );
     await ingress.child.stop();
     const acked = [...(load.acks?.keys() ?? [])];
-    const completedBefore = await completed(queues);
+    const completedBefore = await completed(queues.all);
     bench.log(`cluster: two worker processes draining ${acked.length} webhooks`);
     const started = performance.now();
     const workers = await Promise.all([
@@ -77,11 +74,11 @@ export async function clusterPhase(
       startWorker(bench, sandbox, env),
     ]);
     await whileUp(
-      until(async () => (await jobsLeft(queues)) === 0),
+      until(async () => (await jobsLeft([...queues.all])) === 0),
       ...workers,
     );
     const seconds = (performance.now() - started) / 1000;
-    const actions = (await completed(queues)) - completedBefore;
+    const actions = (await completed(queues.all)) - completedBefore;
     const after = await cluster.masterStats();
     await Promise.all(workers.map((worker) => worker.stop()));
     return {
@@ -93,13 +90,13 @@ export async function clusterPhase(
       lost: await unfinished(redis, partitions, acked),
     };
   } finally {
-    await Promise.all(queues.map((queue) => queue.close()));
+    await queues.close();
     redis.disconnect();
   }
 }
 
 /** Completed action jobs across `queues`. */
-async function completed(queues: Queue[]): Promise<number> {
+async function completed(queues: readonly Queue[]): Promise<number> {
   const counts = await Promise.all(queues.map((queue) => queue.getCompletedCount()));
   return counts.reduce((a, b) => a + b, 0);
 }

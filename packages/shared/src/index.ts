@@ -17,6 +17,7 @@ export * from './signing/canonical-json.js';
 export * from './signing/signature.js';
 export * from './queue/queues.js';
 export * from './queue/action-jobs.js';
+export * from './queue/action-queues.js';
 export * from './queue/partitions.js';
 export * from './queue/partition-count.js';
 export * from './rules/routing-rules.js';

@@ -127,22 +127,21 @@ export class PrivateRedis {
   }
 
   /** Stops the server (SIGTERM) and waits for the process to exit. */
-  async stop(): Promise<void> {
-    const child = this.child;
-    this.child = undefined;
-    if (!child || child.exitCode !== null) return;
-    const exited = once(child, 'exit');
-    child.kill('SIGTERM');
-    await exited;
+  stop(): Promise<void> {
+    return this.end('SIGTERM');
   }
 
   /** Kills the server (SIGKILL: no shutdown, no last write) and waits for the process to exit. */
-  async kill(): Promise<void> {
+  kill(): Promise<void> {
+    return this.end('SIGKILL');
+  }
+
+  private async end(signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
     const child = this.child;
     this.child = undefined;
     if (!child || child.exitCode !== null) return;
     const exited = once(child, 'exit');
-    child.kill('SIGKILL');
+    child.kill(signal);
     await exited;
   }
 

@@ -15,9 +15,10 @@ import {
   Partitions,
 } from '@pw/shared';
 import type { Acknowledgement, RedisClient } from '@pw/shared';
-import { startSandbox } from '@pw/sandbox';
 import type { Sandbox } from '@pw/sandbox';
-import { ChildRun, freePort, PrivateRedisCluster, signedEvent, TEST_SECRET } from '@pw/test-utils';
+import { ChildRun, freePort, signedEvent, TEST_SECRET } from '@pw/test-utils';
+import type { PrivateRedisCluster } from '@pw/test-utils';
+import { clusterEnv, startClusterWithSandbox } from './cluster-system.js';
 
 const PARTITIONS = 12;
 const prefix = `{pwtest-${randomBytes(6).toString('hex')}}`;
@@ -31,22 +32,10 @@ let ingressUrl = '';
 let redisUrl = '';
 
 beforeAll(async () => {
-  const [started, sandboxStarted] = await Promise.allSettled([
-    PrivateRedisCluster.start(3, { replicas: 1, nodeTimeoutMs: 1000 }),
-    startSandbox(),
-  ]);
-  if (started.status === 'fulfilled') cluster = started.value;
-  if (sandboxStarted.status === 'fulfilled') sandbox = sandboxStarted.value;
-  if (started.status === 'rejected') throw started.reason;
-  if (sandboxStarted.status === 'rejected') throw sandboxStarted.reason;
-  redisUrl = started.value.url;
-  const common = {
-    REDIS_URL: redisUrl,
-    REDIS_CLUSTER: 'true',
-    QUEUE_PREFIX: prefix,
-    QUEUE_PARTITIONS: String(PARTITIONS),
-    NODE_ENV: 'development',
-  };
+  const started = await startClusterWithSandbox(3, { replicas: 1, nodeTimeoutMs: 1000 });
+  ({ cluster, sandbox } = started);
+  redisUrl = cluster.url;
+  const common = clusterEnv(redisUrl, prefix, PARTITIONS);
   const ingressPort = await freePort();
   ingressUrl = `http://127.0.0.1:${ingressPort}`;
   runs.push(
@@ -58,7 +47,7 @@ beforeAll(async () => {
     }),
     ChildRun.tsx('apps/worker/src/main.ts', {
       ...common,
-      ...sandboxStarted.value.env,
+      ...started.sandbox.env,
       WORKER_HEALTH_PORT: String(await freePort()),
       // A job whose worker lost its master mid-call is taken over within seconds.
       WORKER_LOCK_MS: '5000',

@@ -13,17 +13,10 @@ import {
   Partitions,
 } from '@pw/shared';
 import type { Acknowledgement, EventKind, RedisClient } from '@pw/shared';
-import { startSandbox } from '@pw/sandbox';
 import type { Sandbox } from '@pw/sandbox';
-import {
-  ChildRun,
-  freePort,
-  PrivateRedisCluster,
-  signedEvent,
-  TEST_SECRET,
-  testSchema,
-} from '@pw/test-utils';
-import type { MasterStats, TestSchema } from '@pw/test-utils';
+import { ChildRun, freePort, signedEvent, TEST_SECRET, testSchema } from '@pw/test-utils';
+import type { MasterStats, PrivateRedisCluster, TestSchema } from '@pw/test-utils';
+import { clusterEnv, startClusterWithSandbox } from './cluster-system.js';
 import { withSchema } from './system.js';
 
 const EVENTS = 120;
@@ -61,24 +54,13 @@ const prefix = `{pwtest-${randomBytes(6).toString('hex')}}`;
 const partitions = new Partitions(prefix, PARTITIONS);
 
 beforeAll(async () => {
-  // Both started at once; whichever did start is stopped in afterAll even if the other failed.
-  const [started, sandboxStarted] = await Promise.allSettled([
-    PrivateRedisCluster.start(3),
-    startSandbox(),
-  ]);
-  if (started.status === 'fulfilled') cluster = started.value;
-  if (sandboxStarted.status === 'fulfilled') sandbox = sandboxStarted.value;
-  if (started.status === 'rejected') throw started.reason;
-  if (sandboxStarted.status === 'rejected') throw sandboxStarted.reason;
+  const started = await startClusterWithSandbox(3);
+  ({ cluster, sandbox } = started);
   schema = await testSchema();
   common = {
     // The seed named first does not hold the shared keys' slot: the apps must follow redirections.
-    REDIS_URL: await started.value.urlWithOwnerLast(`${prefix}:partitions`),
-    REDIS_CLUSTER: 'true',
-    QUEUE_PREFIX: prefix,
-    QUEUE_PARTITIONS: String(PARTITIONS),
+    ...clusterEnv(await cluster.urlWithOwnerLast(`${prefix}:partitions`), prefix, PARTITIONS),
     DATABASE_URL: withSchema(schema),
-    NODE_ENV: 'development',
   };
   const ingressPort = await freePort();
   ingressUrl = `http://127.0.0.1:${ingressPort}`;
@@ -95,7 +77,7 @@ beforeAll(async () => {
     runs.push(
       ChildRun.tsx('apps/worker/src/main.ts', {
         ...common,
-        ...sandboxStarted.value.env,
+        ...started.sandbox.env,
         WORKER_HEALTH_PORT: String(port),
         // Few jobs at once per worker, so both take part.
         WORKER_CONCURRENCY: '4',
@@ -127,7 +109,7 @@ beforeAll(async () => {
   ]);
   // Ready once its cluster client is: a request before that would be answered 503.
   await runs[0]!.answers(`${ingressUrl}/readyz`);
-  statsBefore = await started.value.masterStats();
+  statsBefore = await cluster.masterStats();
 });
 
 afterAll(async () => {

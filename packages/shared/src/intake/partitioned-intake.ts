@@ -1,13 +1,12 @@
 // eslint-disable-next-line @typescript-eslint/triple-slash-reference -- cluster-key-slot ships no types (see partitions.ts)
 /// <reference path="../types/cluster-key-slot.d.ts" />
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import calculateSlot from 'cluster-key-slot';
 import { Cluster } from 'ioredis';
 import { OutcomeStore } from '../outcomes/outcome-store.js';
 import type { PartitionCountGuard } from '../queue/partition-count.js';
 import type { Partitions } from '../queue/partitions.js';
-import { QUEUE_NAMES } from '../queue/queues.js';
-import { QUEUE_STREAMS } from '../queue/action-jobs.js';
+import { ActionQueues } from '../queue/action-queues.js';
 import type { ActionJobData, WebhookJobData } from '../queue/queues.js';
 import type { RedisClient } from '../redis.js';
 import { intakeUnavailable, WebhookIntake } from './webhook-intake.js';
@@ -46,14 +45,7 @@ export class PartitionedIntake {
      */
     private readonly replicas: ReplicaWait = { count: 0, timeoutMs: 0 },
   ) {
-    this.queues = partitions.prefixes.map(
-      (prefix) =>
-        new Queue<ActionJobData>(QUEUE_NAMES.actions, {
-          connection,
-          prefix,
-          streams: QUEUE_STREAMS,
-        }),
-    );
+    this.queues = new ActionQueues(connection, partitions).all;
     this.intakes = partitions.prefixes.map((queuePrefix, index) => {
       const outcomes = new OutcomeStore(connection, {
         queuePrefix,
