@@ -69,8 +69,16 @@ export class BenchRun {
   }
 
   /** A `redis-server` of the run's own; `port`: its port (default: a free one). */
-  async startPrivateRedis(appendOnly: boolean, port?: number): Promise<PrivateRedis> {
-    const redis = await PrivateRedis.start({ appendOnly, ...(port === undefined ? {} : { port }) });
+  async startPrivateRedis(
+    appendOnly: boolean,
+    port?: number,
+    args: readonly string[] = [],
+  ): Promise<PrivateRedis> {
+    const redis = await PrivateRedis.start({
+      appendOnly,
+      args,
+      ...(port === undefined ? {} : { port }),
+    });
     this.privateRedis.push(redis);
     if (this.cleaning) {
       await redis.destroy();

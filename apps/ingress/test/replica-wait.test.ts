@@ -18,12 +18,7 @@ beforeAll(async () => {
   replica = await PrivateRedis.start({
     args: ['--replicaof', '127.0.0.1', String(master.port)],
   });
-  const client = replica.client();
-  // The first sync has no event a client can wait for: ask until the link is up.
-  while (!(await client.info('replication')).includes('master_link_status:up')) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  client.disconnect();
+  await replica.linkedToMaster();
   harness = await startHarness({
     redisUrl: master.url,
     replicaWait: { count: 1, timeoutMs: 300 },

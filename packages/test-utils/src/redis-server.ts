@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
+import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 
 /**
@@ -159,6 +160,22 @@ export class PrivateRedis {
   async destroy(): Promise<void> {
     await this.stop();
     if (!this.options.dir) await rm(this.dir, { recursive: true, force: true });
+  }
+
+  /** Resolves once this server, started as a replica, has its link to its master up. */
+  async linkedToMaster(timeoutMs = 20_000): Promise<void> {
+    const client = this.client();
+    const deadline = Date.now() + timeoutMs;
+    try {
+      while (!(await client.info('replication')).includes('master_link_status:up')) {
+        if (Date.now() > deadline)
+          throw new Error(`${this.url}: no link to its master in ${timeoutMs} ms`);
+        // The first sync has no event a client can wait for: ask again shortly.
+        await delay(50);
+      }
+    } finally {
+      client.disconnect();
+    }
   }
 
   /** A client for assertions; the caller quits it. */
