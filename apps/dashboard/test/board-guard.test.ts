@@ -251,9 +251,14 @@ describe("the queue board's other buttons, each audited", () => {
       const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
       await once(socket, 'connect');
       const auth = Buffer.from(`${AUTH.user}:${AUTH.password}`).toString('base64');
-      socket.end(
-        `PUT ${BOARD}/${QUEUE_NAMES.actions}/clean/wait HTTP/1.1\r\nHost: ${HOST}\r\n` +
-          `Authorization: Basic ${auth}\r\nContent-Length: 0\r\n\r\n`,
+      // The request sent whole (a destroy right after `end` may drop what is still buffered),
+      // then the connection torn down before any answer.
+      await new Promise<void>((resolve) =>
+        socket.end(
+          `PUT ${BOARD}/${QUEUE_NAMES.actions}/clean/wait HTTP/1.1\r\nHost: ${HOST}\r\n` +
+            `Authorization: Basic ${auth}\r\nContent-Length: 0\r\n\r\n`,
+          resolve,
+        ),
       );
       socket.destroy();
       await vi.waitFor(

@@ -3,13 +3,12 @@ import { hostname } from 'node:os';
 import { collectDefaultMetrics } from 'prom-client';
 import { isConnectionFailure, RecordStore } from '@pw/records';
 import {
-  claimPartitionCount,
   configOrExit,
   createHealthServer,
   createLogger,
   createRedis,
   onShutdownSignals,
-  PartitionCountError,
+  PartitionCountGuard,
   Partitions,
 } from '@pw/shared';
 import { loadRecorderConfig } from './config.js';
@@ -41,10 +40,16 @@ onShutdownSignals(log, (signal) => {
   return stopRunning();
 });
 
-await claimPartitionCount(redis, partitions).catch((error: unknown) => {
-  if (!(error instanceof PartitionCountError)) throw error;
+// Work stored under another partition count, now or later (another process stored its count),
+// stops this process, in one line.
+const guard = new PartitionCountGuard(redis, partitions, (error) => {
   log.fatal({ code: error.code }, error.message);
   process.exit(1);
+});
+await guard.ready().catch((error: unknown) => {
+  // A stop asked for while Redis was waited for ends the wait (its connection closed).
+  if (stopRequested) return new Promise<never>(() => undefined);
+  throw error;
 });
 
 const store = await openStore();
@@ -80,6 +85,7 @@ health.on('error', (error) => {
 });
 
 stopRunning = async () => {
+  guard.close();
   await recorder.stop();
   health.close();
   await store.close();

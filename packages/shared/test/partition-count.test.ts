@@ -3,7 +3,9 @@ import {
   claimPartitionCount,
   PARTITION_COUNT_CHANGED,
   partitionCountKey,
+  PartitionCountGuard,
 } from '../src/queue/partition-count.js';
+import type { PartitionCountError } from '../src/queue/partition-count.js';
 import { Partitions } from '../src/queue/partitions.js';
 import { recordStreamKey } from '../src/records/record-changes.js';
 import { useScriptRedis } from './script-redis.js';
@@ -63,5 +65,24 @@ describe('the stored partition count', () => {
     const error = await failure(claimPartitionCount(redis, new Partitions(prefix, 4)));
     expect(error.message).toContain('stored under 1 partition (');
     expect(await claimPartitionCount(redis, new Partitions(prefix, 1))).toBe(1);
+  });
+
+  it('stops a running process once another stores its own count', async () => {
+    const { redis, prefix } = context;
+    let guard: PartitionCountGuard | undefined;
+    const refused = new Promise<PartitionCountError>((resolve) => {
+      guard = new PartitionCountGuard(redis, new Partitions(prefix, 4), resolve, 20);
+    });
+    try {
+      await guard!.ready();
+      await redis.set(partitionCountKey(prefix), '12');
+      const error = await refused;
+      expect(error.code).toBe(PARTITION_COUNT_CHANGED);
+      expect(error.message).toContain(
+        'QUEUE_PARTITIONS is 4 but Redis holds work stored under 12 partitions (another process stored its count while this one ran)',
+      );
+    } finally {
+      guard?.close();
+    }
   });
 });

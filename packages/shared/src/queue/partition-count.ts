@@ -99,20 +99,25 @@ export async function claimPartitionCount(
 /**
  * `claimPartitionCount` once per process, before its first use of the partitions: `ready()`
  * resolves once the count is claimed, and rejects while Redis cannot be asked (it is asked again
- * at the next call). A refusal is final: `onRefused` hears it (a process logs it and exits).
+ * at the next call). A refusal is final: `onRefused` hears it (a process logs it and exits). Once
+ * claimed, the stored count is read again every `watchMs`: a process started with another count
+ * once the Redis was drained (a deployment changing the count without stopping this one first)
+ * stops this one too, so that two counts never take webhooks in side by side.
  */
 export class PartitionCountGuard {
   private claimed: Promise<void> | undefined;
+  private watching: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly redis: RedisClient,
     private readonly partitions: Partitions,
     private readonly onRefused: (error: PartitionCountError) => void,
+    private readonly watchMs = 5000,
   ) {}
 
   ready(): Promise<void> {
     this.claimed ??= claimPartitionCount(this.redis, this.partitions).then(
-      () => undefined,
+      () => this.watch(),
       (error: unknown) => {
         if (error instanceof PartitionCountError) this.onRefused(error);
         else this.claimed = undefined;
@@ -120,5 +125,31 @@ export class PartitionCountGuard {
       },
     );
     return this.claimed;
+  }
+
+  /** Stops reading the stored count again. */
+  close(): void {
+    clearInterval(this.watching);
+  }
+
+  private watch(): void {
+    const key = partitionCountKey(this.partitions.shared);
+    this.watching = setInterval(() => {
+      this.redis.get(key).then(
+        (stored) => {
+          if (stored === null || Number(stored) === this.partitions.count) return;
+          this.close();
+          this.onRefused(
+            new PartitionCountError(
+              Number(stored),
+              this.partitions.count,
+              'another process stored its count while this one ran',
+            ),
+          );
+        },
+        // Redis away: read again at the next turn.
+        () => undefined,
+      );
+    }, this.watchMs).unref();
   }
 }
