@@ -120,8 +120,10 @@ describe("the action start with this process's copy of the circuits", () => {
       log,
     });
     try {
-      await copy.start([TARGET]);
+      // Answered before the copy listens: its first read finds the circuit clean, and no change
+      // announced meanwhile can make it read again between the poll and the start.
       await circuits.leave(TARGET, 'other', 'answered');
+      await copy.start([TARGET]);
       await expect.poll(() => copy.clean(TARGET)).toBe(true);
       const withCopy = new ActionStart(redis, prefix, circuits, outcomes, copy);
       // A place in the circuit's line left over (a crash while waking it): only the circuit's own
