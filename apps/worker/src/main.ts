@@ -39,7 +39,9 @@ const stores = duplicateRedis(connection, {
 stores.on('error', (error) => log.warn({ err: error }, 'Redis connection error'));
 
 // Healthy from the start, as before partitions: the claim below waits for Redis, however long.
-const health = createHealthServer(metrics.registry);
+// Ready (`/readyz`) once it takes jobs.
+let running = false;
+const health = createHealthServer(metrics.registry, () => running);
 const listening = new Promise<void>((resolve) => health.listen(config.WORKER_HEALTH_PORT, resolve));
 health.on('error', (error) => {
   log.fatal({ err: error }, 'worker cannot listen on its health port');
@@ -106,6 +108,7 @@ log.info(
   },
   'worker running',
 );
+running = true;
 
 onShutdownSignals(log, async (signal) => {
   log.info({ signal, grace_ms: config.SHUTDOWN_GRACE_MS }, 'stopping: letting active jobs finish');

@@ -42,6 +42,8 @@ describe('the worker at start', { timeout: 60_000 }, () => {
     });
     try {
       await run.answers(`http://127.0.0.1:${port}/healthz`);
+      // Alive, not ready: it takes no jobs yet.
+      expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(503);
       expect(run.output).not.toMatch(/worker running/);
     } finally {
       await run.stop('SIGKILL');
