@@ -23,32 +23,39 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  */
 export function boardAudit(log: Logger, audit: Pick<AuditLog, 'record'>): Router {
   const router = express.Router();
+  /** The action's audit entry, once whichever of its two paths comes first. */
+  const recordAction = (res: express.Response, entry: BoardAuditEntry) => {
+    if (res.locals.boardAudited === true) return;
+    res.locals.boardAudited = true;
+    const { action, ...details } = entry;
+    void audit.record(
+      {
+        user: String(res.locals.user),
+        action,
+        target: entry.job_id ?? entry.queue,
+        details: { ...details, status: res.statusCode, answered: res.writableFinished },
+      },
+      'board action',
+    );
+  };
   router.use((req, res, next) => {
     if (READ_METHODS.has(req.method)) return next('router');
     // 'close', not 'finish': bull-board goes on working when the client hangs up before the
     // answer, and that action must be audited too (`answered: false`).
     res.once('close', () => {
       const entry = res.locals.boardAction as BoardAuditEntry | undefined;
-      const line = {
-        audit: true,
-        user: res.locals.user as unknown,
-        status: res.statusCode,
-        answered: res.writableFinished,
-      };
-      if (entry && res.statusCode < 400) {
-        const { action, ...details } = entry;
-        void audit.record(
-          {
-            user: String(res.locals.user),
-            action,
-            target: entry.job_id ?? entry.queue,
-            details: { ...details, status: line.status, answered: line.answered },
-          },
-          'board action',
-        );
-      } else if (res.statusCode === 403) {
+      if (entry && res.statusCode < 400) recordAction(res, entry);
+      else if (res.statusCode === 403) {
         log.warn(
-          { ...line, ...entry, method: req.method, path: req.originalUrl },
+          {
+            audit: true,
+            user: res.locals.user as unknown,
+            status: res.statusCode,
+            answered: res.writableFinished,
+            ...entry,
+            method: req.method,
+            path: req.originalUrl,
+          },
           'board action refused',
         );
       }
@@ -66,6 +73,9 @@ export function boardAudit(log: Logger, audit: Pick<AuditLog, 'record'>): Router
         ...(queueStatus === undefined ? {} : { job_status: queueStatus }),
       };
       res.locals.boardAction = entry;
+      // A client gone while its call waited on the basic auth's check: 'close' came before this
+      // router could listen, and bull-board still does the work. Audited now, unanswered.
+      if (req.socket.destroyed) recordAction(res, entry);
       // Out of this router to bull-board's, which does the work.
       next('router');
     });
