@@ -110,8 +110,7 @@ export async function startWorker(
     LOG_LEVEL: 'warn',
     ...env,
   });
-  // Ready once it takes jobs (its /healthz answers while it still waits for Redis).
-  await child.answers(`http://127.0.0.1:${port}/readyz`);
+  await child.answers(`http://127.0.0.1:${port}/healthz`);
   return child;
 }
 

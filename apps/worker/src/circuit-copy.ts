@@ -49,17 +49,9 @@ export class CircuitCopy {
     this.subscriber.on('message', (channel: string, target: string) => {
       if (channel === this.channel) this.changed(target);
     });
-    // ioredis says `ready` before it subscribes again: the copy counts as live, and is read
-    // again, only once a subscription of its own is confirmed, so no change falls between.
     this.subscriber.on('ready', () => {
-      this.subscriber.subscribe(this.channel).then(
-        () => {
-          this.listening = true;
-          this.refresh();
-        },
-        // Closed again before it was confirmed: the next `ready` tries again.
-        () => undefined,
-      );
+      this.listening = true;
+      this.refresh();
     });
     this.subscriber.on('close', () => (this.listening = false));
     for (const target of targets) this.entry(target);
