@@ -1,5 +1,5 @@
 // Tracing's cost, in rounds of its own (docs/performance.md): the ingress (one process) and the
-// worker draining the backlog, each in four modes: without the tracing bootstrap, with it but no
+// worker draining a backlog of its own, each in four modes: without the tracing bootstrap, with it but no
 // endpoint (tracing off, as shipped), and exporting every trace or one in ten to an OTLP/HTTP sink
 // in this process.
 import { once } from 'node:events';
@@ -10,7 +10,7 @@ import { measure } from '../measure.js';
 import { startIngress, startWorker, whileUp } from '../processes.js';
 import type { Sandbox } from '../processes.js';
 import type { Figures } from '../results.js';
-import { drainRate } from './worker-drain.js';
+import { backlogSize, drainRate, freshBacklog } from './worker-drain.js';
 
 const BOOTSTRAP = ['--import', './packages/shared/tracing/register.mjs'];
 
@@ -54,9 +54,12 @@ export async function tracingPhase(bench: BenchRun, sandbox: Sandbox): Promise<F
       ingress[mode] = (await whileUp(measure(bench, server.url), server.child)).acceptedPerSecond;
       await server.child.stop();
     }
+    // Each mode drains a fresh backlog of the same size: the same work for each, and never an
+    // empty queue left by the modes before it.
     const worker: Partial<Record<Mode, number>> = {};
     for (const mode of Object.keys(byMode) as Mode[]) {
-      bench.log(`worker draining the backlog, tracing ${mode}`);
+      await freshBacklog(bench, backlogSize(bench));
+      bench.log(`worker draining ${backlogSize(bench)} webhooks, tracing ${mode}`);
       const { args, env } = byMode[mode];
       const drained = await whileUp(
         drainRate(

@@ -154,9 +154,16 @@ export async function drainRate(
   try {
     const completed = async () => (await actions.getJobCounts('completed')).completed ?? 0;
     const initially = await completed();
+    if ((await jobsLeft([actions])) === 0) throw new Error('drainRate: no backlog to drain');
     const workers = await start();
+    // The first completion; a backlog gone before it was seen would otherwise be waited on for
+    // ever (the window would measure nothing).
     await whileUp(
-      until(async () => (await completed()) > initially),
+      until(async () => {
+        if ((await completed()) > initially) return true;
+        if ((await jobsLeft([actions])) > 0) return false;
+        throw new Error('drainRate: the backlog was gone before a completion was counted');
+      }),
       ...workers,
     );
     const workersCpuMs = () => workers.reduce((sum, worker) => sum + treeCpuMs(worker.pid), 0);
