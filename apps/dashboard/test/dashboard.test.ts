@@ -266,6 +266,41 @@ describe('webhook status and replay', () => {
   });
 });
 
+describe('a running call', () => {
+  it("an action whose first try's call runs is `active`, its call counted, though its record says `waiting` until the try ends", async () => {
+    await withStandInPaused(async () => {
+      const id = 'wh_running000000000000000';
+      await webhook(id, 'quote.status_changed', ['notify_customer', 'lock_price']);
+      // A worker takes one job (the try writes nothing before its call's end).
+      const taker = new Worker<ActionJobData>(QUEUE_NAMES.actions, null, {
+        connection: redis,
+        prefix,
+      });
+      try {
+        const job = await taker.getNextJob('taker-token');
+        expect(job?.id).toBe(actionJobId(id, 'notify_customer'));
+        expect((await outcomes.get(id))?.actions.map((a) => a.state)).toEqual([
+          'waiting',
+          'waiting',
+        ]);
+        const response = await get(`/api/webhooks/${id}`);
+        const body = response.body as {
+          state: string;
+          actions: { name: string; state: string; attempts: number }[];
+        };
+        expect(body.state).toBe('processing');
+        expect(body.actions.map(({ name, state, attempts }) => [name, state, attempts])).toEqual([
+          ['notify_customer', 'active', 1],
+          ['lock_price', 'waiting', 0],
+        ]);
+        await job?.moveToCompleted('done', 'taker-token', false);
+      } finally {
+        await taker.close();
+      }
+    });
+  });
+});
+
 describe('dead letters and queue depth', () => {
   it('lists dead letters with filters and bulk-replays exactly the matching ones', async () => {
     healthy.clear();

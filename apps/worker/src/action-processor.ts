@@ -115,6 +115,7 @@ export async function processAction(
     order: job.timestamp,
     start: !limited && !('error' in call),
     firstStart: job.attemptsStarted <= 1,
+    stalled: job.stalledCounter > 0,
   });
   if (begun.stale) return skip(job, run, deps, 'stale');
   const { admission } = begun;
@@ -124,7 +125,7 @@ export async function processAction(
   try {
     if (limited) await takeSlot(job, limited, deps, token);
     called = true;
-    return await callAction(job, run, deps, { admission, call, started: begun.started }, token);
+    return await callAction(job, run, deps, { ...begun, call }, token);
   } finally {
     // No call after all (waiting for a slot): the probe or in-flight lease is given back first,
     // so that a failure to free the slot cannot keep the probe.
@@ -151,14 +152,20 @@ async function hold(
   deps: ActionProcessorDeps,
   admission: { delayMs: number; newly: boolean },
   token: string | undefined,
-  failed?: { error: unknown; timing: AttemptTiming },
+  failed?: { error: unknown; timing: AttemptTiming; countCall: boolean },
 ): Promise<never> {
   const { webhook_id: webhookId, action } = job.data;
   if (admission.newly || failed !== undefined) {
     // What is written about the hold must not cost the action an attempt.
     await Promise.all([
       failed
-        ? deps.outcomes.held(webhookId, action, describe(failed.error), failed.timing)
+        ? deps.outcomes.held(
+            webhookId,
+            action,
+            describe(failed.error),
+            failed.timing,
+            failed.countCall,
+          )
         : deps.outcomes.held(webhookId, action),
       job.log(
         `held: the circuit of ${run.circuit} is open; no attempt is spent, the job runs once a probe gets an answer`,
@@ -252,7 +259,8 @@ async function callAction(
     admission,
     call,
     started: startedAlready,
-  }: { admission: Admission; call: Call; started: boolean },
+    countsAtEnd,
+  }: { admission: Admission; call: Call; started: boolean; countsAtEnd: boolean },
   token: string | undefined,
 ): Promise<Outcome> {
   const { webhook_id: webhookId, action, event } = job.data;
@@ -268,10 +276,13 @@ async function callAction(
       duration_ms: Math.round(performance.now() - started.ms),
     };
   };
+  // The call is made from here on: counted before it (`started`), unless its end counts it.
+  let calling = false;
   try {
     // Before the attempt is counted: an event that cannot fill the path makes no call.
     if ('error' in call) throw call.error;
-    if (!startedAlready) await deps.outcomes.started(webhookId, action);
+    if (!startedAlready && !countsAtEnd) await deps.outcomes.started(webhookId, action);
+    calling = true;
     const outcome = await run.definition.handler(event, {
       webhookId,
       action,
@@ -291,7 +302,14 @@ async function callAction(
         .leave(run.circuit, job, 'answered')
         .catch((error: unknown) => run.log.warn({ err: error }, 'circuit not told of the answer'));
     }
-    await deps.outcomes.settled(webhookId, action, 'completed', undefined, timing(outcome.status));
+    await deps.outcomes.settled(
+      webhookId,
+      action,
+      'completed',
+      undefined,
+      timing(outcome.status),
+      countsAtEnd,
+    );
     deps.metrics.actions.inc({ action, outcome: 'completed' });
     // Asked first: the child logger itself (its bindings serialized and redacted) is the cost.
     if (deps.log.isLevelEnabled('info'))
@@ -300,7 +318,7 @@ async function callAction(
   } catch (error) {
     stop();
     const result = circuitResult(error);
-    const failed = { error, timing: timing(httpStatus(error)) };
+    const failed = { error, timing: timing(httpStatus(error)), countCall: countsAtEnd && calling };
     if (result !== 'answered' || reportAnswers) {
       const after = await deps.circuits.leave(run.circuit, job, result);
       // A released job spends its attempts: its failure is retried with its backoff, not held.
@@ -308,7 +326,7 @@ async function callAction(
         await holdAfterFailure(job, run, deps, failed, token);
       }
     }
-    throw await recordFailure(job, error, run, deps, failed.timing);
+    throw await recordFailure(job, error, run, deps, failed);
   }
 }
 
@@ -323,7 +341,7 @@ async function holdAfterFailure(
   job: Job<ActionJobData>,
   run: Try,
   deps: ActionProcessorDeps,
-  failed: { error: unknown; timing: AttemptTiming },
+  failed: { error: unknown; timing: AttemptTiming; countCall: boolean },
   token: string | undefined,
 ): Promise<void> {
   const again = await deps.circuits.enter(run.circuit, job, true);
@@ -357,14 +375,14 @@ async function recordFailure(
   error: unknown,
   run: Try,
   deps: ActionProcessorDeps,
-  timing: AttemptTiming,
+  { timing, countCall }: { timing: AttemptTiming; countCall: boolean },
 ): Promise<Error> {
   const { webhook_id: webhookId, action } = job.data;
   const final = error instanceof PermanentError || run.attempt >= (job.opts.attempts ?? 1);
   const state = final ? 'failed' : 'retrying';
   // Failed for good, it waits for the circuit no more: its failures there are forgotten.
   if (final) await deps.circuits.forget(run.circuit, job).catch(() => undefined);
-  await deps.outcomes.settled(webhookId, action, state, describe(error), timing);
+  await deps.outcomes.settled(webhookId, action, state, describe(error), timing, countCall);
   deps.metrics.actions.inc({ action, outcome: state });
   run.log.warn({ err: error, final }, final ? 'action failed' : 'action will be retried');
   return keptError(error);

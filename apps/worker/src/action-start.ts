@@ -38,11 +38,21 @@ export interface TryStart {
    * and never stalled, so it has no failures against the target and no place in its line.
    */
   firstStart?: boolean;
+  /**
+   * The job stalled before (`stalledCounter` > 0): a first try whose worker stopped during its
+   * call may have made it uncounted (see `countsAtEnd`), so a start finding no attempt counted
+   * for the action counts that one too.
+   */
+  stalled?: boolean;
 }
 
-/** A try's start: stale, or the circuit's admission and whether the call was counted started. */
+/**
+ * A try's start: stale, or the circuit's admission and whether the call was counted started.
+ * `countsAtEnd`: nothing was written, and the call, when made, is counted by the change that
+ * records its end (a first try through a clean circuit: one write per try).
+ */
 export type StartResult =
-  { stale: true } | { stale: false; admission: Admission; started: boolean };
+  { stale: true } | { stale: false; admission: Admission; started: boolean; countsAtEnd: boolean };
 
 /** A call through a closed and clean circuit: nothing to report unless it fails. */
 const UNTRACKED: Admission = { kind: 'call', tracked: false };
@@ -70,9 +80,11 @@ export class ActionStart {
 
   async begin(start: TryStart): Promise<StartResult> {
     if (start.firstStart && this.copy?.clean(start.circuit)) {
-      const begun = await this.inPartition(start, start.staleAfter, start.start);
-      if (begun === 'stale') return { stale: true };
-      return { stale: false, admission: UNTRACKED, started: begun === 'started' };
+      // Nothing written: a read for the out-of-order check, and the call counted at its end.
+      if (start.staleAfter !== undefined && (await this.newest(start)) > start.staleAfter) {
+        return { stale: true };
+      }
+      return { stale: false, admission: UNTRACKED, started: false, countsAtEnd: start.start };
     }
     // The check first: a stale job is skipped, never held or made the probe.
     if (start.staleAfter !== undefined) {
@@ -82,9 +94,19 @@ export class ActionStart {
     }
     const admission = await this.circuits.enter(start.circuit, start.jobId, start.order);
     const through = ['call', 'probe', 'released'].includes(admission.kind);
-    if (!start.start || !through) return { stale: false, admission, started: false };
+    if (!start.start || !through) {
+      return { stale: false, admission, started: false, countsAtEnd: false };
+    }
     await this.inPartition(start, undefined, true);
-    return { stale: false, admission, started: true };
+    return { stale: false, admission, started: true, countsAtEnd: false };
+  }
+
+  /** The time of the entity's newest event (epoch ms), -1 when none is kept. */
+  private async newest(start: TryStart): Promise<number> {
+    const kept = await this.redis.get(
+      keys.latest(this.prefix, start.eventType, start.entityId ?? ''),
+    );
+    return kept === null ? -1 : Number(kept);
   }
 
   /** The check (with `staleAfter`) and the start (`start`) in the partition; one command. */
@@ -100,6 +122,7 @@ export class ActionStart {
       ...change.keys,
       staleAfter ?? '',
       begin ? '1' : '0',
+      start.stalled ? '1' : '0',
       ...change.args,
     );
   }

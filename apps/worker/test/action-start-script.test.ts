@@ -70,6 +70,7 @@ describe('the action start script', () => {
       stale: false,
       admission: { kind: 'call', tracked: true },
       started: true,
+      countsAtEnd: false,
     });
     expect(await outcomes.get('wh_1')).toMatchObject({
       state: 'processing',
@@ -110,8 +111,22 @@ describe('the action start script', () => {
   });
 });
 
+describe('the action start after a stall', () => {
+  it("counts a stalled first try's call, uncounted as its end never came, once, with the next try's", async () => {
+    // The first try (counted at its end) stopped with its worker: nothing counted yet.
+    expect(await start.begin(attempt({ stalled: true }))).toMatchObject({ started: true });
+    expect((await outcomes.get('wh_1'))?.actions[0]).toMatchObject({
+      state: 'active',
+      attempts: 2,
+    });
+    // A later stall finds the attempts counted: the next try counts only itself.
+    expect(await start.begin(attempt({ stalled: true }))).toMatchObject({ started: true });
+    expect((await outcomes.get('wh_1'))?.actions[0]).toMatchObject({ attempts: 3 });
+  });
+});
+
 describe("the action start with this process's copy of the circuits", () => {
-  it("starts a first try in the partition alone when this process's copy says the circuit is clean", async () => {
+  it("lets a first try through a circuit this process's copy says is clean write nothing: its call is counted at its end", async () => {
     const subscriber = newTestRedis();
     const log = createLogger({ name: 'start-test', level: 'silent' });
     const copy = new CircuitCopy(redis, subscriber, {
@@ -130,13 +145,26 @@ describe("the action start with this process's copy of the circuits", () => {
       // admission takes it off, and a first start never asks it.
       const { held } = circuitKeysOf(TARGET);
       await redis.zadd(held, 1, 'job-1');
+      const before = await redis.hgetall(`${prefix}:outcome:wh_1`);
       expect(await withCopy.begin(attempt({ firstStart: true }))).toEqual({
         stale: false,
         admission: { kind: 'call', tracked: false },
-        started: true,
+        started: false,
+        countsAtEnd: true,
       });
-      expect((await outcomes.get('wh_1'))?.actions[0]).toMatchObject({ attempts: 1 });
+      expect(await redis.hgetall(`${prefix}:outcome:wh_1`)).toEqual(before);
       expect(await redis.zrange(held, '0', '-1')).toEqual(['job-1']);
+      // Its end counts the call, in the one change that records the try.
+      await outcomes.settled('wh_1', 'notify_crm', 'completed', undefined, undefined, true);
+      expect((await outcomes.get('wh_1'))?.actions[0]).toMatchObject({
+        state: 'completed',
+        attempts: 1,
+      });
+      // Asked to count nothing at its end (an action with limits counts its call before it).
+      expect(await withCopy.begin(attempt({ firstStart: true, start: false }))).toMatchObject({
+        started: false,
+        countsAtEnd: false,
+      });
       expect(await withCopy.begin(attempt())).toMatchObject({ admission: { kind: 'call' } });
       expect(await redis.zrange(held, '0', '-1')).toEqual([]);
       // Stale all the same.

@@ -49,3 +49,32 @@ it('records an action failed for stalling (its worker died holding it) as failed
   // The partner was never called for it: the dead worker made no call, and ours did not retry.
   expect(harness.sandbox.api.calls).toEqual([]);
 });
+
+it('counts the call of a first try whose worker died during it, once, when the job runs again', async () => {
+  harness = await startWorkerHarness({ lockMs: 500 });
+  await harness.worker.actions.pause(true);
+  const data = webhookJob('contract', 'draft');
+  await harness.enqueue(data);
+
+  // A first try writes its record once, at its end; its worker dies before it: nothing counted.
+  const connection = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
+  const dying = new Worker<ActionJobData>(QUEUE_NAMES.actions, null, {
+    connection,
+    prefix: harness.prefix,
+    lockDuration: 500,
+  });
+  expect((await dying.getNextJob('dying-worker-token'))?.id).toBe(
+    actionJobId(data.webhook_id, 'generate_documents'),
+  );
+  connection.disconnect();
+  expect((await harness.outcomes[0]!.get(data.webhook_id))?.actions[0]).toMatchObject({
+    attempts: 0,
+  });
+
+  // Ours takes the stalled job back and completes it: the dead try may have made its call, so it
+  // counts, with ours.
+  await harness.worker.actions.resume();
+  const outcome = await harness.until(data.webhook_id, (seen) => seen.state === 'completed');
+  expect(outcome.actions[0]).toMatchObject({ name: 'generate_documents', attempts: 2 });
+  expect(harness.sandbox.api.calls).toHaveLength(1);
+});

@@ -11,7 +11,10 @@
 
       ARGV[1]  the event's time in ms ('': not checked)
       ARGV[2]  '1' to start the call
-      ARGV[3...] the arguments of `outcome-change-3.lua`
+      ARGV[3]  '1' when the job stalled before: if no attempt of the action is counted yet, its
+               first try (counted at its end) stopped with its worker, maybe after its call, and
+               counts as one
+      ARGV[4...] the arguments of `outcome-change-3.lua`
 
     Output:
       'stale' when a newer event for the entity came first (nothing else done), 'started' when
@@ -22,5 +25,10 @@ if ARGV[1] ~= '' and tonumber(redis.call('GET', KEYS[1]) or '-1') > tonumber(ARG
   return 'stale'
 end
 if ARGV[2] ~= '1' then return 'fresh' end
-outcomeChange({unpack(KEYS, 2)}, {unpack(ARGV, 3)})
+local change = {unpack(ARGV, 4)}
+if ARGV[3] == '1' and change[4] ~= '' and redis.call('EXISTS', KEYS[2]) == 1
+    and tonumber(redis.call('HGET', KEYS[2], change[4]) or '0') == 0 then
+  redis.call('HINCRBY', KEYS[2], change[4], 1)
+end
+outcomeChange({unpack(KEYS, 2)}, change)
 return 'started'

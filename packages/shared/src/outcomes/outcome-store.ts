@@ -72,25 +72,30 @@ export class OutcomeStore {
 
   /**
    * The action waits, without spending an attempt, for its target's circuit to close; `error`:
-   * why the call it just made failed, if it made one (`timing`: that call's).
+   * why the call it just made failed, if it made one (`timing`: that call's). `countCall`: that
+   * call was not counted at its start, and is now (see `settled`).
    */
   async held(
     webhookId: string,
     action: string,
     error?: string,
     timing: AttemptTiming = noCall(),
+    countCall = false,
   ): Promise<void> {
     const fields: Record<string, string> = { state: 'waiting', held: 'circuit_open' };
     if (error !== undefined) fields.last_error = boundedError(error);
     await this.change(webhookId, action, fields, {
       attempt: attemptOf('held', timing, error),
       count: 'held',
+      countAttempt: countCall,
     });
   }
 
   /**
    * The action ended: completed (which clears `last_error`), retrying (attempts left) or failed
    * for good; `error` is kept to `MAX_ERROR_LENGTH` characters; `timing`: the call's.
+   * `countCall`: the try's call was not counted at its start (`started`) and is counted now, in
+   * the same change: a first try through a clean circuit writes its record once.
    */
   async settled(
     webhookId: string,
@@ -98,16 +103,18 @@ export class OutcomeStore {
     state: 'completed' | 'retrying' | 'failed',
     error?: string,
     timing: AttemptTiming = noCall(),
+    countCall = false,
   ): Promise<void> {
     const attempt = attemptOf(state, timing, state === 'completed' ? undefined : error);
     if (state === 'completed') {
-      await this.completed(webhookId, action, {}, {}, attempt);
+      await this.completed(webhookId, action, {}, {}, attempt, countCall);
       return;
     }
     const fields: Record<string, string> = { state };
     if (error !== undefined) fields.last_error = boundedError(error);
     await this.change(webhookId, action, fields, {
       attempt,
+      countAttempt: countCall,
       ...(state === 'failed' ? { count: 'failed' as const } : {}),
     });
   }
@@ -156,12 +163,19 @@ export class OutcomeStore {
     fields: Record<string, string>,
     record: Record<string, string>,
     attempt: Omit<AttemptRecord, 'attempt'>,
+    countCall = false,
   ) {
     await this.change(
       webhookId,
       action,
       { state: 'completed', completed_at: isoNow(), ...fields },
-      { remove: ['last_error', 'held'], record, attempt, count: 'completed' },
+      {
+        remove: ['last_error', 'held'],
+        record,
+        attempt,
+        count: 'completed',
+        countAttempt: countCall,
+      },
     );
   }
 
