@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { Cluster } from 'ioredis';
-import { freePort, PrivateRedis } from './redis-server.js';
+import { freePort, portTaken, PrivateRedis } from './redis-server.js';
 
 const run = promisify(execFile);
 
@@ -47,23 +47,7 @@ export class PrivateRedisCluster {
     const replicas = options.replicas ?? 0;
     const nodes: PrivateRedis[] = [];
     try {
-      for (let i = 0; i < size * (1 + replicas); i++) {
-        nodes.push(
-          await PrivateRedis.start({
-            args: [
-              '--cluster-enabled',
-              'yes',
-              '--cluster-config-file',
-              'nodes.conf',
-              // The bus port is chosen too: port + 10000 may be past 65535 or taken.
-              '--cluster-port',
-              String(await freePort()),
-              '--cluster-node-timeout',
-              String(options.nodeTimeoutMs ?? 5000),
-            ],
-          }),
-        );
-      }
+      for (let i = 0; i < size * (1 + replicas); i++) nodes.push(await startNode(options));
       const addresses = nodes.map((node) => `127.0.0.1:${node.port}`);
       await run('redis-cli', [
         '--cluster',
@@ -230,5 +214,30 @@ export class PrivateRedisCluster {
   /** Stops every node and removes their data directories. */
   async destroy(): Promise<void> {
     await Promise.all(this.nodes.map((node) => node.destroy()));
+  }
+}
+
+/**
+ * One node in cluster mode. Its bus port is chosen too (port + 10000 may be past 65535 or taken),
+ * and chosen again, with its port, when another process took it before the node's bind.
+ */
+async function startNode(options: PrivateRedisClusterOptions): Promise<PrivateRedis> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await PrivateRedis.start({
+        args: [
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          'nodes.conf',
+          '--cluster-port',
+          String(await freePort()),
+          '--cluster-node-timeout',
+          String(options.nodeTimeoutMs ?? 5000),
+        ],
+      });
+    } catch (error) {
+      if (attempt >= 5 || !portTaken(error)) throw error;
+    }
   }
 }

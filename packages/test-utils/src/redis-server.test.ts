@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { PrivateRedis } from './redis-server.js';
+import { PrivateRedis, portTaken } from './redis-server.js';
 
 describe('PrivateRedis', () => {
   let redis: PrivateRedis | undefined;
@@ -19,5 +19,14 @@ describe('PrivateRedis', () => {
     expect(await again.get('kept')).toBe('yes');
     client.disconnect();
     again.disconnect();
+  });
+
+  it('fails to start on a port another server took, with an error a start on a port of its own choosing retries', async () => {
+    redis ??= await PrivateRedis.start();
+    const error = await PrivateRedis.start({ port: redis.port }).catch(
+      (failure: unknown) => failure,
+    );
+    expect(error).toBeInstanceOf(Error);
+    expect(portTaken(error)).toBe(true);
   });
 });

@@ -72,6 +72,10 @@ export interface PrivateRedisOptions {
   detached?: boolean;
 }
 
+/** True for a start that failed because its port was taken meanwhile. */
+export const portTaken = (error: unknown): boolean =>
+  error instanceof Error && error.message.includes('Address already in use');
+
 /** A `redis-server` of the test's own on loopback, which the test may stop and start again. */
 export class PrivateRedis {
   readonly port: number;
@@ -87,12 +91,22 @@ export class PrivateRedis {
     this.url = `redis://127.0.0.1:${port}`;
   }
 
+  /**
+   * Starts one. A port of its own choosing that another process took between `freePort` and the
+   * server's bind (tests start servers side by side) is chosen again, up to 5 times.
+   */
   static async start(options: PrivateRedisOptions = {}): Promise<PrivateRedis> {
     const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'pw-redis-')));
     if (options.dir) await mkdir(options.dir, { recursive: true });
-    const redis = new PrivateRedis(options.port ?? (await freePort()), dir, options);
-    await redis.resume();
-    return redis;
+    for (let attempt = 1; ; attempt++) {
+      const redis = new PrivateRedis(options.port ?? (await freePort()), dir, options);
+      try {
+        await redis.resume();
+        return redis;
+      } catch (error) {
+        if (options.port !== undefined || attempt >= 5 || !portTaken(error)) throw error;
+      }
+    }
   }
 
   /** Starts the server (again, on the same port and data directory) and waits until it answers. */
