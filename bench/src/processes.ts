@@ -110,7 +110,8 @@ export async function startWorker(
     LOG_LEVEL: 'warn',
     ...env,
   });
-  await child.answers(`http://127.0.0.1:${port}/healthz`);
+  // Ready once it takes jobs (its /healthz answers while it still waits for Redis).
+  await child.answers(`http://127.0.0.1:${port}/readyz`);
   return child;
 }
 

@@ -49,9 +49,17 @@ export class CircuitCopy {
     this.subscriber.on('message', (channel: string, target: string) => {
       if (channel === this.channel) this.changed(target);
     });
+    // ioredis says `ready` before it subscribes again: the copy counts as live, and is read
+    // again, only once a subscription of its own is confirmed, so no change falls between.
     this.subscriber.on('ready', () => {
-      this.listening = true;
-      this.refresh();
+      this.subscriber.subscribe(this.channel).then(
+        () => {
+          this.listening = true;
+          this.refresh();
+        },
+        // Closed again before it was confirmed: the next `ready` tries again.
+        () => undefined,
+      );
     });
     this.subscriber.on('close', () => (this.listening = false));
     for (const target of targets) this.entry(target);

@@ -1,7 +1,6 @@
 // Composition root of the worker: the only place that reads the environment and builds clients.
 import { collectDefaultMetrics } from 'prom-client';
 import {
-  claimPartitionCount,
   configOrExit,
   createHealthServer,
   createLogger,
@@ -9,7 +8,7 @@ import {
   duplicateRedis,
   onShutdownSignals,
   OutcomeStore,
-  PartitionCountError,
+  PartitionCountGuard,
   TokenManager,
 } from '@pw/shared';
 import { loadWorkerConfig } from './config.js';
@@ -39,13 +38,23 @@ const stores = duplicateRedis(connection, {
 });
 stores.on('error', (error) => log.warn({ err: error }, 'Redis connection error'));
 
-try {
-  await claimPartitionCount(stores, config.partitions);
-} catch (error) {
-  if (!(error instanceof PartitionCountError)) throw error;
+// Healthy from the start, as before partitions: the claim below waits for Redis, however long.
+// Ready (`/readyz`) once it takes jobs.
+let running = false;
+const health = createHealthServer(metrics.registry, () => running);
+const listening = new Promise<void>((resolve) => health.listen(config.WORKER_HEALTH_PORT, resolve));
+health.on('error', (error) => {
+  log.fatal({ err: error }, 'worker cannot listen on its health port');
+  process.exit(1);
+});
+
+// Work stored under another partition count, now or later (another process stored its count),
+// stops this process, in one line.
+const guard = new PartitionCountGuard(stores, config.partitions, (error) => {
   log.fatal(error.message);
   process.exit(1);
-}
+});
+await guard.ready();
 
 const tokens = new TokenManager({
   onRequest: (outcome, credentials) => {
@@ -84,27 +93,22 @@ const worker = createWorker({
   },
 });
 
-const health = createHealthServer(metrics.registry);
-health.listen(config.WORKER_HEALTH_PORT, () => {
-  log.info(
-    {
-      health_port: config.WORKER_HEALTH_PORT,
-      concurrency: config.WORKER_CONCURRENCY,
-      partitions:
-        config.workerPartitions.length === config.partitions.count
-          ? `all ${config.partitions.count}`
-          : config.workerPartitions.join(','),
-      api: config.API_BASE_URL,
-      auth: `${config.AUTH_URL} realm ${config.AUTH_REALM}`,
-      markets: [...config.targets.byMarket.keys()],
-    },
-    'worker running',
-  );
-});
-health.on('error', (error) => {
-  log.fatal({ err: error }, 'worker cannot listen on its health port');
-  process.exit(1);
-});
+await listening;
+log.info(
+  {
+    health_port: config.WORKER_HEALTH_PORT,
+    concurrency: config.WORKER_CONCURRENCY,
+    partitions:
+      config.workerPartitions.length === config.partitions.count
+        ? `all ${config.partitions.count}`
+        : config.workerPartitions.join(','),
+    api: config.API_BASE_URL,
+    auth: `${config.AUTH_URL} realm ${config.AUTH_REALM}`,
+    markets: [...config.targets.byMarket.keys()],
+  },
+  'worker running',
+);
+running = true;
 
 onShutdownSignals(log, async (signal) => {
   log.info({ signal, grace_ms: config.SHUTDOWN_GRACE_MS }, 'stopping: letting active jobs finish');
@@ -119,6 +123,7 @@ onShutdownSignals(log, async (signal) => {
     await worker.close(true);
   }
   health.close();
+  guard.close();
   await api.close();
   stores.disconnect();
   connection.disconnect();

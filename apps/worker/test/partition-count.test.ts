@@ -32,4 +32,21 @@ describe('the worker at start', { timeout: 60_000 }, () => {
     expect(fatal[0]).toMatch(/work stored under 1 partition \(1 action jobs\)/);
     expect(run.output).not.toMatch(/worker running/);
   });
+
+  it('answers its health check while Redis cannot be reached yet, before it can claim the count', async () => {
+    const port = await freePort();
+    // Nothing listens on REDIS_URL's port: the worker waits for Redis, healthy meanwhile.
+    const run = worker({
+      REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
+      WORKER_HEALTH_PORT: String(port),
+    });
+    try {
+      await run.answers(`http://127.0.0.1:${port}/healthz`);
+      // Alive, not ready: it takes no jobs yet.
+      expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(503);
+      expect(run.output).not.toMatch(/worker running/);
+    } finally {
+      await run.stop('SIGKILL');
+    }
+  });
 });

@@ -89,8 +89,9 @@ describe('worker processes', { timeout: 60_000 }, () => {
     }
   });
 
-  it('serves /healthz, and /metrics counting the completed actions', async () => {
+  it('serves /healthz, /readyz once it takes jobs, and /metrics counting the completed actions', async () => {
     expect((await fetch(`http://127.0.0.1:${healthPort}/healthz`)).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${healthPort}/readyz`)).status).toBe(200);
     const metrics = await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text();
     expect(metrics).toMatch(/actions_total\{action="generate_documents",outcome="completed"\} \d+/);
     expect(metrics).toContain('token_requests_total{outcome="success"} 1');
