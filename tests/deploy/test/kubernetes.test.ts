@@ -32,7 +32,7 @@ interface PodSpec {
 
 const APPS = {
   ingress: { port: 'INGRESS_PORT', liveness: '/healthz', readiness: '/readyz' },
-  worker: { port: 'WORKER_HEALTH_PORT', liveness: '/healthz', readiness: '/healthz' },
+  worker: { port: 'WORKER_HEALTH_PORT', liveness: '/healthz', readiness: '/readyz' },
   recorder: { port: 'RECORDER_HEALTH_PORT', liveness: '/healthz', readiness: '/healthz' },
   dashboard: { port: 'DASHBOARD_PORT', liveness: '/healthz', readiness: '/healthz' },
 } as const;
