@@ -40,7 +40,7 @@ export const searchSchema = z.strictObject({
   entity_id: identifier.optional(),
   customer_id: identifier.optional(),
   event_type: text(100).optional(),
-  state: z.enum(['queued', 'processing', 'completed', 'failed']).optional(),
+  state: z.enum(['queued', 'processing', 'completed', 'failed', 'quarantined']).optional(),
   from: isoTime.optional(),
   to: isoTime.optional(),
   limit: z.coerce.number().int().min(1).max(500).default(50),

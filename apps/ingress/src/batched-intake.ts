@@ -5,6 +5,7 @@ import type {
   EventType,
   IntakeEntry,
   PartitionedIntake,
+  ValidationProblem,
   WebhookJobData,
 } from '@pw/shared';
 
@@ -16,6 +17,8 @@ export interface IncomingWebhook {
   /** Its canonical JSON: equal for repeated deliveries. */
   canonical: string;
   actions: ActionName[];
+  /** Present for an authentic event that failed its schema: kept, quarantined. */
+  problems?: ValidationProblem[];
 }
 
 /**
@@ -47,6 +50,7 @@ export class BatchedIntake {
       received_at: now.toISOString(),
       actions: incoming.actions,
       event: incoming.event,
+      ...(incoming.problems ? { problems: incoming.problems } : {}),
     };
     annotateSpan({
       webhook_id: webhook.webhook_id,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   actionsConfigEnv,
   commonEnv,
+  envEnum,
   envInt,
   envPort,
   isProduction,
@@ -46,6 +47,10 @@ export const ingressVariables = (production: boolean) => ({
   MAX_CLOCK_SKEW_SECONDS: envInt(300, { min: 0 }).meta({
     description:
       "how far an event's `timestamp` may lie ahead of the ingress's clock; further gets 422 `timestamp_out_of_range`",
+  }),
+  INVALID_EVENTS: envEnum(['quarantine', 'reject'], 'quarantine').meta({
+    description:
+      'what a signed event that fails its schema gets: `quarantine` (kept, answered 202, no action; docs/webhook-api.md → Quarantine) or `reject` (422 `validation_failed`, nothing kept)',
   }),
   RECORD_TTL_SECONDS: recordTtlEnv,
   ACTIONS_CONFIG: actionsConfigEnv,

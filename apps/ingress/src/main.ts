@@ -100,6 +100,7 @@ function serve(): void {
       rateLimitPerSecond: config.INGRESS_RATE_LIMIT,
       maxClockSkewSeconds: config.MAX_CLOCK_SKEW_SECONDS,
       dedupWindowSeconds: config.DEDUP_WINDOW_SECONDS,
+      invalidEvents: config.INVALID_EVENTS,
     },
     clusterMetrics: cluster.isWorker ? clusterMetricsClient(metrics.registry) : undefined,
   });

@@ -1,5 +1,5 @@
-import { canonicalJson, isWellFormed, verifyEvent, withoutSignature } from '@pw/shared';
-import type { EventDefinition } from '@pw/shared';
+import { canonicalJson, eventTime, isWellFormed, verifyEvent, withoutSignature } from '@pw/shared';
+import type { EventDefinition, ValidationProblem } from '@pw/shared';
 import type { z } from 'zod';
 import { RequestRejectedError } from './error-response.js';
 import { JSON_SHAPE_LIMITS, screenJson } from './screen-json.js';
@@ -11,13 +11,21 @@ export interface ParseSettings {
   maxClockSkewSeconds: number;
   /** How far back `timestamp` may lie (`DEDUP_WINDOW_SECONDS`). */
   dedupWindowSeconds: number;
+  /**
+   * What an authentic event that fails its schema gets (`INVALID_EVENTS`): kept, quarantined, or
+   * refused 422. @defaultValue 'reject'
+   */
+  invalidEvents?: 'quarantine' | 'reject';
 }
 
 export interface ParsedWebhook {
   /** The event without `signature`, keys in the order received. */
   event: Record<string, unknown>;
   canonical: string;
+  /** Its entity id; for a quarantined event, the id field's value as text, '' without one. */
   entityId: string;
+  /** Present when the event failed its schema and is to be quarantined: why. */
+  problems?: ValidationProblem[];
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -77,9 +85,8 @@ function readJson(body: Buffer): unknown {
   return value;
 }
 
-/** 422 `timestamp_out_of_range` unless `timestamp` lies within the freshness window. */
-function checkFreshness(timestamp: string, settings: ParseSettings, now: number): void {
-  const time = Date.parse(timestamp);
+/** 422 `timestamp_out_of_range` unless the event's time lies within the freshness window. */
+function checkFreshness(time: number, settings: ParseSettings, now: number): void {
   const ahead = time - now;
   if (ahead > settings.maxClockSkewSeconds * 1000) {
     throw new RequestRejectedError(
@@ -108,9 +115,20 @@ function checkFreshness(timestamp: string, settings: ParseSettings, now: number)
 }
 
 /**
+ * A quarantined event's entity id as text: a string or number as it reads, when it could be an
+ * identifier (1-256 characters, no control character: it is searched by, and indexed); '' for
+ * anything else (its partition is then its canonical JSON's).
+ */
+function entityText(value: unknown): string {
+  const text = typeof value === 'string' || typeof value === 'number' ? String(value) : '';
+  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
+  return text.length <= 256 && !/[\u0000-\u001f\u007f-\u009f]/.test(text) ? text : '';
+}
+
+/**
  * The checks after the body is read, in the contract's order: shape limits (413), JSON syntax
- * (400), an object (422), signature (401), schema (422), freshness (422). Throws a
- * RequestRejectedError at the first that fails. Until the signature is verified, the work done is
+ * (400), an object (422), signature (401), schema (422, or quarantined: `problems`), freshness
+ * (422). Throws a RequestRejectedError at the first that fails. Until the signature is verified, the work done is
  * bounded by the shape limits and is about one pass over the bytes per step.
  */
 export function parseWebhook(
@@ -150,13 +168,26 @@ export function parseWebhook(
       : value,
   );
   if (!checked.success) {
-    throw new RequestRejectedError(
-      'validation_failed',
-      `The ${definition.type} event is not valid`,
-      validationDetails(checked.error),
-    );
+    const problems = validationDetails(checked.error);
+    if (settings.invalidEvents !== 'quarantine') {
+      throw new RequestRejectedError(
+        'validation_failed',
+        `The ${definition.type} event is not valid`,
+        problems,
+      );
+    }
+    // Kept, quarantined: judged by the freshness window now when its time reads at all, so that
+    // no captured old event can be kept (and released) after its deduplication window.
+    const time = eventTime(value);
+    if (time !== undefined) checkFreshness(time, settings, now);
+    return {
+      event: eventOf(),
+      canonical: canonicalOf(),
+      entityId: entityText(value[definition.entityIdField]),
+      problems,
+    };
   }
-  checkFreshness(value.timestamp as string, settings, now);
+  checkFreshness(Date.parse(value.timestamp as string), settings, now);
   return {
     event: eventOf(),
     canonical: canonicalOf(),

@@ -75,7 +75,8 @@ function measure(deps: WebhookRouteDeps, eventType: string): RequestHandler {
     res.on('finish', () => {
       const outcome = String(res.locals.outcome ?? res.statusCode);
       metrics.received.inc({ event_type: eventType, outcome });
-      if (outcome !== 'accepted') counts?.count(outcome);
+      // Accepted and quarantined webhooks are counted by the intake, in the same step.
+      if (outcome !== 'accepted' && outcome !== 'quarantined') counts?.count(outcome);
       stop({ outcome });
     });
     next();
@@ -110,23 +111,36 @@ function receive(definition: EventDefinition, deps: WebhookRouteDeps): RequestHa
       sendError(res, error);
       return;
     }
-    const actions = selectActions(definition.type, parsed.event, rules.current());
+    // A quarantined event (authentic, failing its schema) is kept and sets off no action.
+    const actions = parsed.problems
+      ? []
+      : selectActions(definition.type, parsed.event, rules.current());
     try {
       const { ack, duplicate } = await withDeadline(
         intake.accept({ eventType: definition.type, actions, ...parsed }, new Date(receivedAt)),
         timeoutMs,
       );
-      res.locals.outcome = duplicate ? 'duplicate' : 'accepted';
-      log.info(
-        {
-          webhook_id: ack.webhook_id,
-          event_type: definition.type,
-          entity_id: parsed.entityId,
-          duplicate,
-        },
-        duplicate ? 'duplicate delivery answered with the first ack' : 'webhook accepted',
-      );
-      res.status(200).json(ack);
+      const quarantined = ack.quarantined === true;
+      res.locals.outcome = duplicate ? 'duplicate' : quarantined ? 'quarantined' : 'accepted';
+      if (quarantined && !duplicate) deps.metrics.quarantined.inc({ event_type: definition.type });
+      const fields = {
+        webhook_id: ack.webhook_id,
+        event_type: definition.type,
+        entity_id: parsed.entityId,
+        duplicate,
+      };
+      if (quarantined) {
+        log.warn(
+          { ...fields, problems: ack.problems },
+          'authentic event failed its schema: kept, quarantined (no action runs until released)',
+        );
+      } else {
+        log.info(
+          fields,
+          duplicate ? 'duplicate delivery answered with the first ack' : 'webhook accepted',
+        );
+      }
+      res.status(quarantined ? 202 : 200).json(ack);
     } catch (error) {
       log.error(
         { err: error, event_type: definition.type },

@@ -70,6 +70,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     rateLimitPerSecond: 0,
     maxClockSkewSeconds: 300,
     dedupWindowSeconds: 604_800,
+    // The suites that check each schema refusal run in reject mode; quarantine.test.ts the other.
+    invalidEvents: 'reject',
     ...options.settings,
   };
   const partitions = new Partitions(prefix, options.partitions ?? 1);

@@ -6,7 +6,7 @@ import { createRedis, duplicateRedis, Partitions } from '@pw/shared';
 import { awaitOutcomes } from './await-outcomes.js';
 import { loadSendConfig } from './config.js';
 import type { SendConfig } from './config.js';
-import { parseSendArgs, reportingHeld, sendEvents } from './send.js';
+import { parseSendArgs, reportingHeld, sendEvents, sendSucceeded } from './send.js';
 import type { SendResult } from './send.js';
 
 async function printOutcomes(results: SendResult[], config: SendConfig, timeoutSeconds: number) {
@@ -42,7 +42,7 @@ async function main(): Promise<number> {
     );
   }
   if (options.wait) await printOutcomes(results, config, options.timeoutSeconds);
-  return results.every((result) => result.status === 200) ? 0 : 1;
+  return results.every((result) => sendSucceeded(result, options)) ? 0 : 1;
 }
 
 main().then(

@@ -25,6 +25,13 @@ describe('npm run send arguments', () => {
     expect(() => parseSendArgs(['quote', '--colour', 'red'], 'http://x')).toThrow();
   });
 
+  it('--invalid names a field by its dotted path', () => {
+    expect(
+      parseSendArgs(['quote', '--invalid', 'product.price_with_taxes'], 'http://x'),
+    ).toMatchObject({ invalid: 'product.price_with_taxes' });
+    expect(() => parseSendArgs(['quote', '--invalid', 'a..b'], 'http://x')).toThrow('--invalid');
+  });
+
   it('--url is a base address, or a full endpoint when it has a path', () => {
     expect(endpointFor('http://localhost:3000', 'contract')).toBe(
       'http://localhost:3000/webhooks/contract-status',

@@ -3,7 +3,7 @@ import { EVENT_KINDS, eventDefinitionByKind, isFinished, sampleEvent, signEvent 
 import type { EventKind, WebhookOutcome } from '@pw/shared';
 
 export const USAGE =
-  'usage: npm run send -- <quote|contract|sales> [--status S] [--url U] [--count N] [--wait] [--timeout SECONDS]';
+  'usage: npm run send -- <quote|contract|sales> [--status S] [--url U] [--count N] [--wait] [--timeout SECONDS] [--invalid FIELD]';
 
 export interface SendOptions {
   kind: EventKind;
@@ -14,6 +14,11 @@ export interface SendOptions {
   wait: boolean;
   /** How long `--wait` waits for the outcome, in seconds. */
   timeoutSeconds: number;
+  /**
+   * A field (dotted path, `product.price_with_taxes`) set to `true`, a value no field of any event
+   * takes, before the event is signed: an authentic event that fails its schema (quarantined).
+   */
+  invalid?: string;
 }
 
 /** Reads the command line; throws an Error whose message is meant for the user. */
@@ -27,6 +32,7 @@ export function parseSendArgs(argv: readonly string[], defaultBaseUrl: string): 
       count: { type: 'string', default: '1' },
       wait: { type: 'boolean', default: false },
       timeout: { type: 'string', default: '300' },
+      invalid: { type: 'string' },
     },
   });
   const kind = positionals[0];
@@ -37,6 +43,11 @@ export function parseSendArgs(argv: readonly string[], defaultBaseUrl: string): 
   if (!Number.isInteger(count) || count < 1)
     throw new Error('--count must be a whole number of at least 1');
   if (!(Number(values.timeout) > 0)) throw new Error('--timeout must be a number of seconds');
+  if (values.invalid !== undefined && !/^[\w-]+(\.[\w-]+)*$/.test(values.invalid)) {
+    throw new Error(
+      '--invalid must name a field, as a dotted path such as product.price_with_taxes',
+    );
+  }
   return {
     kind: kind as EventKind,
     status: values.status,
@@ -44,6 +55,7 @@ export function parseSendArgs(argv: readonly string[], defaultBaseUrl: string): 
     count,
     wait: values.wait,
     timeoutSeconds: Number(values.timeout),
+    ...(values.invalid !== undefined ? { invalid: values.invalid } : {}),
   };
 }
 
@@ -69,7 +81,9 @@ export async function sendEvents(options: SendOptions, secret: string): Promise<
   const endpoint = endpointFor(options.url, options.kind);
   const results: SendResult[] = [];
   for (let i = 0; i < options.count; i++) {
-    const event = signEvent(sampleEvent(options.kind, { status: options.status }), secret);
+    const sample = sampleEvent(options.kind, { status: options.status });
+    if (options.invalid) setField(sample, options.invalid, true);
+    const event = signEvent(sample, secret);
     const response = await fetch(endpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -91,6 +105,25 @@ export async function sendEvents(options: SendOptions, secret: string): Promise<
   }
   return results;
 }
+
+/** Sets the field at a dotted path, making the objects on its way. */
+function setField(event: Record<string, unknown>, path: string, value: unknown): void {
+  const steps = path.split('.');
+  const last = steps.pop()!;
+  let target = event;
+  for (const step of steps) {
+    const next = target[step];
+    target = (typeof next === 'object' && next !== null ? next : (target[step] = {})) as Record<
+      string,
+      unknown
+    >;
+  }
+  target[last] = value;
+}
+
+/** True for an answer the send succeeded with: 200, or 202 for an event made invalid on purpose. */
+export const sendSucceeded = (result: SendResult, options: SendOptions): boolean =>
+  result.status === 200 || (options.invalid !== undefined && result.status === 202);
 
 /**
  * The wait's condition (every action finished), which also writes a line to `out` the first time

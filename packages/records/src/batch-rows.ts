@@ -16,6 +16,8 @@ export interface WebhookRow {
   actions: string[];
   event: Record<string, unknown> | null;
   trace_id: string | null;
+  /** A quarantined webhook's problems; null for any other. */
+  problems: { path: string; message: string }[] | null;
   seq: string;
 }
 
@@ -102,7 +104,10 @@ export function batchRows(changes: readonly RecordChange[]): BatchRows {
   };
 }
 
-/** A `webhook` change: the webhook as accepted, every action waiting. */
+/**
+ * A `webhook` change: the webhook as accepted, every action waiting; or kept, quarantined, with
+ * its problems and no action.
+ */
 function acceptedRows(
   webhook: AcceptedWebhookRecord & { trace_id?: string | null },
   seq: string,
@@ -114,11 +119,12 @@ function acceptedRows(
     customer_id: webhook.customer_id,
     received_at: webhook.received_at,
     finished_at: null,
-    state: 'queued',
+    state: webhook.problems ? 'quarantined' : 'queued',
     stale: false,
     actions: webhook.actions,
     event: webhook.event,
     trace_id: webhook.trace_id ?? null,
+    problems: webhook.problems ?? null,
     seq,
   };
   const actions = webhook.actions.map((name) => ({
@@ -144,6 +150,7 @@ function outcomeRows(outcome: WebhookOutcome, at: string, seq: string): [Webhook
     actions: outcome.actions.map((action) => action.name),
     event: null,
     trace_id: null,
+    problems: null,
     seq,
   };
   const actions = outcome.actions.map(({ name, ...action }) => ({
@@ -162,6 +169,7 @@ const keepAccepted = (later: WebhookRow, earlier: WebhookRow): WebhookRow => ({
   customer_id: later.customer_id ?? earlier.customer_id,
   event: later.event ?? earlier.event,
   trace_id: later.trace_id ?? earlier.trace_id,
+  problems: later.problems ?? earlier.problems,
 });
 
 const compare = (a: bigint, b: bigint): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -11,7 +11,9 @@ const INGRESS_TOTALS = `select code, sum(count)::text as count from ingress_coun
 const WEBHOOK_STATES = `select
     count(*) filter (where state = 'completed')::int as completed,
     count(*) filter (where state = 'failed')::int as failed,
-    count(*) filter (where state in ('queued', 'processing'))::int as in_flight
+    count(*) filter (where state in ('queued', 'processing'))::int as in_flight,
+    count(*) filter (where state = 'quarantined')::int as quarantined,
+    count(*) filter (where state = 'discarded')::int as discarded
   from webhooks where received_at >= $1::timestamptz and received_at < $2::timestamptz`;
 
 /**
@@ -25,11 +27,23 @@ export async function readLedger(pool: pg.Pool, from: string, to: string): Promi
   const interval = [start.toISOString(), end.toISOString()];
   const [totals, states] = await Promise.all([
     pool.query<{ code: string; count: string }>(INGRESS_TOTALS, interval),
-    pool.query<{ completed: number; failed: number; in_flight: number }>(WEBHOOK_STATES, interval),
+    pool.query<{
+      completed: number;
+      failed: number;
+      in_flight: number;
+      quarantined: number;
+      discarded: number;
+    }>(WEBHOOK_STATES, interval),
   ]);
   const counts = Object.fromEntries(totals.rows.map((row) => [row.code, Number(row.count)]));
   const { accepted = 0, duplicate = 0, ...refusals } = counts;
-  const { completed = 0, failed = 0, in_flight = 0 } = states.rows[0] ?? {};
+  const {
+    completed = 0,
+    failed = 0,
+    in_flight = 0,
+    quarantined = 0,
+    discarded = 0,
+  } = states.rows[0] ?? {};
   return {
     from: start.toISOString(),
     to: end.toISOString(),
@@ -39,6 +53,8 @@ export async function readLedger(pool: pg.Pool, from: string, to: string): Promi
     completed,
     failed,
     in_flight,
-    balanced: accepted === completed + failed + in_flight,
+    quarantined,
+    discarded,
+    balanced: accepted === completed + failed + in_flight + quarantined + discarded,
   };
 }

@@ -77,7 +77,7 @@ export const actionsQuery = (webhookIds: readonly string[]): Query => ({
 
 /** One webhook, its event included. */
 export const webhookQuery = (webhookId: string): Query => ({
-  text: `select ${SUMMARY_COLUMNS}, event from webhooks where webhook_id = $1`,
+  text: `select ${SUMMARY_COLUMNS}, event, problems from webhooks where webhook_id = $1`,
   values: [webhookId],
 });
 

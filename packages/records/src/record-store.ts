@@ -109,9 +109,9 @@ export class RecordStore {
     return transaction(
       this.pool,
       async (client) => {
-        const { rows } = await client.query<StoredSummary & { event: WebhookRecord['event'] }>(
-          webhookQuery(webhookId),
-        );
+        const { rows } = await client.query<
+          StoredSummary & Pick<WebhookRecord, 'event' | 'problems'>
+        >(webhookQuery(webhookId));
         const row = rows[0];
         if (!row) return null;
         const actions = await client.query<StoredAction>(actionsQuery([webhookId]));
@@ -121,6 +121,7 @@ export class RecordStore {
         return {
           ...summary,
           event: row.event,
+          problems: row.problems,
           actions: summary.actions.map((action) => ({
             ...action,
             history: (attempts.get(action.name) ?? []).map(toAttempt),

@@ -55,7 +55,11 @@ export interface Ledger {
   failed: number;
   /** Queued or processing. */
   in_flight: number;
-  /** accepted = completed + failed + in_flight */
+  /** Authentic events that failed their schema, kept until released or discarded. */
+  quarantined: number;
+  /** Quarantined events an operator discarded. */
+  discarded: number;
+  /** accepted = completed + failed + in_flight + quarantined + discarded */
   balanced: boolean;
 }
 

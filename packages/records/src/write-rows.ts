@@ -16,7 +16,7 @@ const NEWEST_WINS = [
   'actions',
 ] as const;
 /** Fields only a `webhook` change carries: set by it whenever it comes, never erased after. */
-const ACCEPTED_ONLY = ['customer_id', 'event', 'trace_id'] as const;
+const ACCEPTED_ONLY = ['customer_id', 'event', 'trace_id', 'problems'] as const;
 
 const newest = (column: string) =>
   `${column} = case when webhooks.seq < excluded.seq then excluded.${column} else webhooks.${column} end`;

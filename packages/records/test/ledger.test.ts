@@ -63,8 +63,30 @@ test('the ledger balances when every accepted webhook is recorded', async ({ sto
     completed: 5,
     failed: 3,
     in_flight: 4,
+    quarantined: 0,
+    discarded: 0,
     balanced: true,
   });
+});
+
+test('a quarantined webhook counts as accepted and as quarantined, and the ledger balances', async ({
+  store,
+}) => {
+  const problems = [{ path: 'customer_id', message: 'Invalid input' }];
+  await store.writeBatch([
+    accepted(1n, { webhook_id: webhookId(1), received_at: minute(0), actions: [], problems }),
+    accepted(2n, { webhook_id: webhookId(2), received_at: minute(0) }),
+  ]);
+  await store.writeIngressCounts([{ minute: minute(0), code: 'accepted', count: 2 }]);
+  expect(await store.ledger({ from: minute(0), to: minute(1) })).toMatchObject({
+    accepted: 2,
+    in_flight: 1,
+    quarantined: 1,
+    discarded: 0,
+    balanced: true,
+  });
+  const [kept] = (await store.search({ state: 'quarantined' })).webhooks;
+  expect(kept).toMatchObject({ webhook_id: webhookId(1), state: 'quarantined', actions: [] });
 });
 
 test('more accepted than recorded does not balance', async ({ store }) => {

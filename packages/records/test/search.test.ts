@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
 import type pg from 'pg';
-import type { RecordChange, WebhookState } from '@pw/shared';
+import type { RecordChange } from '@pw/shared';
 import {
   INVALID_CURSOR,
   INVALID_TIME,
@@ -19,14 +19,14 @@ const EVENT_TYPES = [
   'contract.status_changed',
   'sales_opportunity.status_changed',
 ];
-const STATES: WebhookState[] = ['queued', 'processing', 'completed', 'failed'];
+const STATES = ['queued', 'processing', 'completed', 'failed'] as const;
 
 interface Seeded {
   webhook_id: string;
   entity_id: string;
   customer_id: string | null;
   event_type: string;
-  state: WebhookState;
+  state: (typeof STATES)[number];
   received_at: string;
 }
 

@@ -143,13 +143,38 @@ describe('history', () => {
   });
 });
 
+describe('quarantine', () => {
+  it('`npm run send -- contract --invalid timestamp` is kept, answered 202, found by search with its problems, and runs nothing', async () => {
+    const { code, lines, output } = await system.send('contract', '--invalid', 'timestamp');
+    expect(code, output).toBe(0);
+    const ack = acknowledgementSchema.parse(lines[0]);
+    expect(ack).toMatchObject({ quarantined: true, actions_triggered: [] });
+    expect(ack.problems?.map((problem) => problem.path)).toEqual(['timestamp']);
+    const found = await system.poll<{ webhooks: { webhook_id: string; state: string }[] }>(
+      '/api/webhooks?state=quarantined',
+      (body) => body.webhooks.some((webhook) => webhook.webhook_id === ack.webhook_id),
+    );
+    expect(found.webhooks.find((w) => w.webhook_id === ack.webhook_id)?.state).toBe('quarantined');
+    const record = (await (await system.dashboard(`/api/webhooks/${ack.webhook_id}`)).json()) as {
+      state: string;
+      actions: unknown[];
+      event: Record<string, unknown> | null;
+      problems: { path: string }[] | null;
+    };
+    expect(record).toMatchObject({ state: 'quarantined', actions: [] });
+    expect(record.event?.timestamp).toBe(true);
+    expect(record.problems?.map((problem) => problem.path)).toEqual(['timestamp']);
+  });
+});
+
 describe('the ledger', { timeout: 180_000 }, () => {
   it('balances after 1,000 events with dead letters; a repeat is a duplicate; replays are audited', async () => {
     // The ledger counts whole minutes: what an earlier test left in them is the baseline.
     const from = new Date().toISOString();
     const to = new Date(Date.now() + 5 * 60_000).toISOString();
     const query = `/api/ledger?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`;
-    const base = await system.poll<Ledger>(query, (body) => body.in_flight === 0);
+    // Balanced: what came before (the counts and the records) is all in the store.
+    const base = await system.poll<Ledger>(query, (body) => body.in_flight === 0 && body.balanced);
     const grown = (body: Ledger) => ({
       accepted: body.accepted - base.accepted,
       duplicates: body.duplicates - base.duplicates,

@@ -1,12 +1,18 @@
 import { z } from 'zod';
 import { ACTION_NAMES } from '../actions/action-table.js';
 
-/** The body of a 200 answer: the same for the first delivery and every duplicate of it. */
+/**
+ * The body of a 200 answer, the same for the first delivery and every duplicate of it; and of a
+ * 202, for an authentic event that failed its schema, kept and quarantined (`quarantined`, and
+ * its `problems`; no action set off).
+ */
 export const acknowledgementSchema = z.object({
   received: z.literal(true),
   processed_at: z.iso.datetime(),
   webhook_id: z.string().regex(/^wh_[A-Za-z0-9_-]{20,}$/),
   actions_triggered: z.array(z.enum(ACTION_NAMES)),
+  quarantined: z.literal(true).optional(),
+  problems: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
 });
 export type Acknowledgement = z.infer<typeof acknowledgementSchema>;
 

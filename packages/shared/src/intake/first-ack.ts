@@ -4,12 +4,16 @@ import { findAck, findLegacyAck } from '../outcomes/kept-acks.js';
 import type { DedupEntry, HashReader } from '../outcomes/kept-acks.js';
 import type { WebhookJobData } from '../queue/queues.js';
 
-/** The ack of an accepted webhook: the first delivery's, and every repeat's. */
+/**
+ * The ack of an accepted webhook: the first delivery's, and every repeat's; a quarantined one's
+ * says so, with its problems.
+ */
 export const ackOf = (webhook: WebhookJobData): Acknowledgement => ({
   received: true,
   processed_at: webhook.received_at,
   webhook_id: webhook.webhook_id,
   actions_triggered: webhook.actions,
+  ...(webhook.problems ? { quarantined: true as const, problems: webhook.problems } : {}),
 });
 
 /** Where a repeat's first ack is looked for. */
@@ -42,11 +46,14 @@ export async function firstAck(
       Date.parse(repeat.received_at),
     ));
   if (kept) {
+    // A quarantined event's problems are the repeat's own: the same bytes fail the same checks.
+    const { problems, ...rest } = repeat;
     return ackOf({
-      ...repeat,
+      ...rest,
       webhook_id: firstId,
       received_at: kept.received_at,
       actions: kept.actions as ActionName[],
+      ...(kept.quarantined ? { problems: problems ?? [] } : {}),
     });
   }
   // Without it (deleted by hand within the window) the event was still delivered: answer with

@@ -200,7 +200,10 @@ export class WebhookIntake {
         this.dedupSeconds * 1000,
       ),
       legacyDedupKey: keys.legacyDedup(prefix, entry.digest),
-      eventTimeMs: orderTime(entry.webhook.event, Date.parse(entry.webhook.received_at)),
+      // A quarantined event is not applied: it must not make its entity's later events stale.
+      eventTimeMs: entry.webhook.problems
+        ? undefined
+        : orderTime(entry.webhook.event, Date.parse(entry.webhook.received_at)),
       // As long as an older event of the entity may still be retried.
       latestKeepMs: deadLetterSeconds(recordTtlSeconds) * 1000,
       actionDedupKeys: entry.jobs.map((job) => `${this.actionsQueue.keys.de}:${job.id}`),

@@ -42,6 +42,7 @@ const webhookOperation = z.object({
   responses: z
     .object({
       '200': z.object({ content: z.object({ 'application/json': z.object({ examples }) }) }),
+      '202': z.object({ content: z.object({ 'application/json': z.object({ examples }) }) }),
     })
     .catchall(refusal),
 });
@@ -87,7 +88,16 @@ describe('the OpenAPI document', () => {
       expect(post.requestBody.content['application/json'].schema.$ref).toBe(
         `#/components/schemas/${schemaName(definition)}`,
       );
-      expect(Object.keys(post.responses).sort()).toEqual(['200', ...statuses].sort());
+      expect(Object.keys(post.responses).sort()).toEqual(['200', '202', ...statuses].sort());
+      // The quarantined example is an acknowledgement that says so, with its problems.
+      for (const { value } of Object.values(
+        post.responses['202'].content['application/json'].examples,
+      )) {
+        expect(acknowledgementSchema.parse(value)).toMatchObject({
+          quarantined: true,
+          actions_triggered: [],
+        });
+      }
       const refusalOf = (status: string) => refusal.parse(post.responses[status]);
       expect(refusalOf('503').headers?.['Retry-After']).toBeDefined();
       expect(refusalOf('429').headers?.['Retry-After']).toBeDefined();

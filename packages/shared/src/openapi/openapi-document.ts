@@ -245,7 +245,8 @@ function webhookOperation(definition: EventDefinition): Operation {
       '',
       'Checks, in order: rate limit (429, when INGRESS_RATE_LIMIT is above 0), content type (415), ' +
         'size (413: bytes, then more than 2,000 JSON values or 32 levels of nesting, before parsing), ' +
-        'JSON syntax (400), a JSON value that is not an object (422), signature (401), schema (422), ' +
+        'JSON syntax (400), a JSON value that is not an object (422), signature (401), schema ' +
+        '(INVALID_EVENTS=quarantine, the default: kept and answered 202 with its problems; reject: 422), ' +
         'freshness (422 `timestamp_out_of_range`). A repeated delivery of the same event ' +
         '(equal canonical JSON, signature aside) within DEDUP_WINDOW_SECONDS gets the first ' +
         'acknowledgement unchanged and runs no action again. The examples are signed with the ' +
@@ -294,7 +295,39 @@ function webhookOperation(definition: EventDefinition): Operation {
           },
         },
       },
+      '202': quarantinedResponse(),
       ...refusals(),
+    },
+  };
+}
+
+/** The 202 of an authentic event that fails its schema: kept, quarantined. */
+function quarantinedResponse() {
+  return {
+    description:
+      'An authentic event (its signature verifies) that fails its schema, with ' +
+      'INVALID_EVENTS=quarantine (the default): kept durably, quarantined, before this answer; ' +
+      'no action runs until an operator releases it. `problems` names each failing field. A ' +
+      'repeat gets the same answer.',
+    headers: rateLimitHeaderRefs,
+    content: {
+      'application/json': {
+        schema: { $ref: '#/components/schemas/Acknowledgement' },
+        examples: {
+          quarantined: {
+            summary:
+              'a timestamp that does not parse (webhook_id and processed_at are illustrative)',
+            value: {
+              received: true,
+              processed_at: EXAMPLE_TIME.toISOString(),
+              webhook_id: 'wh_3q2WBtOxMqD4ZgtOGaxC0A',
+              actions_triggered: [],
+              quarantined: true,
+              problems: [{ path: 'timestamp', message: 'Invalid ISO datetime' }],
+            },
+          },
+        },
+      },
     },
   };
 }

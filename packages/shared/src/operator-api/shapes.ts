@@ -39,6 +39,8 @@ export interface WebhookRecord extends Omit<WebhookSummary, 'actions'> {
   /** The event as received; null when only its outcome changes have been recorded. */
   event: Record<string, unknown> | null;
   actions: ActionRecord[];
+  /** Why a quarantined webhook's event failed its schema; null for any other webhook. */
+  problems: { path: string; message: string }[] | null;
 }
 
 /** A page of `GET /api/webhooks` (search). */

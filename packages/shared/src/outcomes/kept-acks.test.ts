@@ -16,6 +16,15 @@ describe('the kept first ack', () => {
     expect(decodeAck(encodeAck({ ...ack, webhook_id: 'wh 1' }))?.webhook_id).toBe('wh 1');
     expect(decodeAck('garbage')).toBeNull();
   });
+
+  it('says when its event was quarantined (kept without actions), apart from an event that set off none', () => {
+    const ack = { webhook_id: 'wh_1', received_at: '2026-11-26T10:42:01.007Z', actions: [] };
+    expect(decodeAck(encodeAck({ ...ack, quarantined: true }))).toEqual({
+      ...ack,
+      quarantined: true,
+    });
+    expect(decodeAck(encodeAck(ack))).toEqual(ack);
+  });
 });
 
 describe("an event's place for the deduplication window", () => {

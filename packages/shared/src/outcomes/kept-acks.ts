@@ -4,7 +4,7 @@ import { keys } from '../queue/queues.js';
 // partition (`keys.dedup`) for the hour of the event's own `timestamp` (which every redelivery
 // repeats, so a repeat finds it in one read), named by the first 16 bytes of the SHA-256 of the
 // event's canonical JSON, its value the first acknowledgement (`<webhook id> <acceptance time,
-// ms in base 36> <actions>`), from which a repeat's answer is rebuilt exactly: about 140 bytes a
+// ms in base 36> <actions>`, the actions `!` for a quarantined event), from which a repeat's answer is rebuilt exactly: about 140 bytes a
 // webhook, where a key of its own and a field in a day's hash of acks took 300
 // (docs/redis-cost.md). Redis 7.0 has no time to live per field, so an hour's hash expires whole.
 
@@ -55,21 +55,36 @@ export const dedupEntry = (
   field: dedupField(digest),
 });
 
-/** The first acknowledgement, as the intake keeps it (`<id> <ms in base 36> <actions>`). */
+/**
+ * The first acknowledgement, as the intake keeps it (`<id> <ms in base 36> <actions>`, the
+ * actions `!` for a quarantined event, which has none).
+ */
 export interface KeptAck {
   webhook_id: string;
   received_at: string;
   actions: string[];
+  quarantined?: boolean;
 }
 
+/** The actions of a quarantined event's kept ack. */
+const QUARANTINED = '!';
+
 export const encodeAck = (ack: KeptAck): string =>
-  `${ack.webhook_id} ${Date.parse(ack.received_at).toString(36)} ${ack.actions.join(',')}`;
+  `${ack.webhook_id} ${Date.parse(ack.received_at).toString(36)} ${ack.quarantined ? QUARANTINED : ack.actions.join(',')}`;
 
 /** The ack `encodeAck` kept (read from the right: an id may hold a space); null if none reads. */
 export function decodeAck(value: string): KeptAck | null {
   const match = /^(.+) ([0-9a-z]+) ([^ ]*)$/.exec(value);
   if (!match) return null;
   const [, webhookId = '', time = '', actions = ''] = match;
+  if (actions === QUARANTINED) {
+    return {
+      webhook_id: webhookId,
+      received_at: new Date(parseInt(time, 36)).toISOString(),
+      actions: [],
+      quarantined: true,
+    };
+  }
   return {
     webhook_id: webhookId,
     received_at: new Date(parseInt(time, 36)).toISOString(),

@@ -47,18 +47,30 @@ export interface CommandPipeline {
   runCommand(name: string, args: (string | number | Buffer)[]): unknown;
 }
 
+/** `value` when it could be an identifier (1-256 characters, no control character), else null. */
+function identifier(value: unknown): string | null {
+  if (typeof value !== 'string' || value.length === 0 || value.length > 256) return null;
+  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
+  return /[\u0000-\u001f\u007f-\u009f]/.test(value) ? null : value;
+}
+
 /** The accepted webhook as the record store takes it. */
 export const acceptedRecord = (job: WebhookJobData): AcceptedWebhookRecord => ({
   webhook_id: job.webhook_id,
   event_type: job.event_type,
   entity_id: job.entity_id,
-  customer_id: typeof job.event.customer_id === 'string' ? job.event.customer_id : null,
+  // A quarantined event's may be anything: kept only when it could be one (it is indexed).
+  customer_id: identifier(job.event.customer_id),
   received_at: job.received_at,
   actions: job.actions,
   event: job.event,
+  ...(job.problems ? { problems: job.problems } : {}),
 });
 
-/** The fields of a new webhook's record: its own, and each action's state, waiting. */
+/**
+ * The fields of a new webhook's record: its own, and each action's state, waiting; a quarantined
+ * one (no action) says so.
+ */
 function intakeFields(job: WebhookJobData): string[] {
   const fields = [
     ['webhook_id', job.webhook_id],
@@ -68,6 +80,7 @@ function intakeFields(job: WebhookJobData): string[] {
     ['actions', JSON.stringify(job.actions)],
   ];
   for (const action of job.actions) fields.push([`${action}:state`, waitingAction(action).state]);
+  if (job.problems) fields.push(['quarantined', '1']);
   return fields.flat();
 }
 
@@ -103,7 +116,7 @@ export function addIntake(
     channels.outcomeChanged(prefix),
     job.webhook_id,
     JSON.stringify({ ...acceptedRecord(job), trace_id: intake.traceId }),
-    encodeAck(job),
+    encodeAck({ ...job, quarantined: job.problems !== undefined }),
     minute,
     intake.eventTimeMs ?? '',
     intake.latestKeepMs,

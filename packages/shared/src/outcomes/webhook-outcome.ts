@@ -1,6 +1,6 @@
 export const ACTION_STATES = ['waiting', 'active', 'retrying', 'completed', 'failed'] as const;
 export type ActionState = (typeof ACTION_STATES)[number];
-export type WebhookState = 'queued' | 'processing' | 'completed' | 'failed';
+export type WebhookState = 'queued' | 'processing' | 'completed' | 'failed' | 'quarantined';
 export const SKIP_REASONS = ['stale', 'disabled'] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 
@@ -80,7 +80,8 @@ export function fromRecord(record: Record<string, string>): WebhookOutcome {
     event_type: record.event_type ?? '',
     entity_id: record.entity_id ?? '',
     received_at: record.received_at ?? '',
-    state: webhookState(actions),
+    // Kept without actions until an operator releases or discards it.
+    state: record.quarantined === '1' ? 'quarantined' : webhookState(actions),
     stale: record.stale === '1',
     actions,
   };

@@ -90,6 +90,17 @@ export interface WebhookJobData {
   actions: ActionName[];
   /** The event as received, without `signature`. */
   event: Record<string, unknown>;
+  /**
+   * Present for an authentic event that failed its schema: why (one per field). Such a webhook is
+   * kept, quarantined, and sets off no action (docs/webhook-api.md, Quarantine).
+   */
+  problems?: ValidationProblem[];
+}
+
+/** One reason an event fails its schema: the field's path (`a.b`) and what is wrong with it. */
+export interface ValidationProblem {
+  path: string;
+  message: string;
 }
 
 /** 7 days: the least a dead letter, and a webhook's hot record while it is in flight, is kept. */

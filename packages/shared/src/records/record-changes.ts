@@ -39,6 +39,8 @@ export interface AcceptedWebhookRecord {
   actions: string[];
   /** The event as received, without `signature`. */
   event: Record<string, unknown>;
+  /** A quarantined webhook's problems (an authentic event that failed its schema); else absent. */
+  problems?: { path: string; message: string }[];
 }
 
 /** One operator change: an entry of the audit log. */
