@@ -5,9 +5,12 @@ import fc from 'fast-check';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  acknowledgementSchema,
   errorBodySchema,
   EVENT_KINDS,
   eventDefinitionByKind,
+  OutcomeStore,
+  recordStreamKey,
   sampleEvent,
   signEvent,
   withoutSignature,
@@ -162,5 +165,67 @@ describe('fuzzing the webhook endpoints', { timeout: 120_000 }, () => {
     expect(await jobCount(harness)).toBe(accepted.size);
     // A `__proto__` member in a body is data, never the prototype of anything.
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
+describe('fuzzing with INVALID_EVENTS=quarantine', { timeout: 120_000 }, () => {
+  it('keeps every authentic event that fails its schema (202, its record, its stream entry) or refuses it with a 4xx: none is lost silently', async () => {
+    const h = await startHarness({
+      settings: { maxBodyBytes: 4096, invalidEvents: 'quarantine' },
+    });
+    const outcomes = new OutcomeStore(h.inspect, { queuePrefix: h.prefix, recordTtlSeconds: 60 });
+    const kept = new Set<string>();
+    const accepted = new Set<string>();
+    try {
+      await fc.assert(
+        fc.asyncProperty(mutatedEvent, async ({ kind: k, body }) => {
+          const definition = eventDefinitionByKind(k);
+          const response = await request(h.app)
+            .post(definition.path)
+            .set('content-type', 'application/json')
+            .send(body);
+          const sent = JSON.parse(body) as Record<string, unknown>;
+          const valid = definition.schema.safeParse(sent).success;
+          if (response.status === 200 || response.status === 202) {
+            const ack = acknowledgementSchema.parse(response.body);
+            // 202 exactly for what fails the schema, and then kept, with no action.
+            expect(response.status === 202).toBe(!valid);
+            expect(ack.quarantined === true).toBe(!valid);
+            if (valid) {
+              accepted.add(ack.webhook_id);
+              return;
+            }
+            expect(ack.actions_triggered).toEqual([]);
+            expect(ack.problems?.length).toBeGreaterThan(0);
+            expect((await outcomes.get(ack.webhook_id))?.state).toBe('quarantined');
+            kept.add(ack.webhook_id);
+            return;
+          }
+          // Refused: only a freshness refusal (a timestamp that reads, outside the window) or a
+          // body the sender cannot have meant (too large); never a 5xx.
+          expect(REFUSALS.has(response.status), `status ${response.status}`).toBe(true);
+          expect(errorBodySchema.parse(response.body).error.code).toMatch(
+            /^(timestamp_out_of_range|payload_too_large|invalid_json)$/,
+          );
+        }),
+        { numRuns: 400 },
+      );
+      expect(kept.size).toBeGreaterThan(0);
+      // Every kept and accepted webhook has its one entry in the record stream, and the accepted
+      // ones alone have jobs.
+      const entries = await h.inspect.xrange(recordStreamKey(h.prefix), '-', '+');
+      const ids = new Set(
+        entries.map(([, fields]) => {
+          const data = JSON.parse(fields[fields.indexOf('d') + 1] ?? '{}') as {
+            webhook_id: string;
+          };
+          return data.webhook_id;
+        }),
+      );
+      for (const id of [...kept, ...accepted]) expect(ids.has(id), id).toBe(true);
+      expect(await jobCount(h)).toBe(accepted.size);
+    } finally {
+      await h.close();
+    }
   });
 });
