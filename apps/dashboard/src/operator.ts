@@ -61,6 +61,7 @@ export class Operator {
     return {
       // Known only to the store: null, not missing, until the recorder has written the webhook.
       trace_id: null,
+      problems: null,
       ...record,
       ...hot,
       actions: hot.actions.map((action) => ({

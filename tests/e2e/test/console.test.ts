@@ -111,6 +111,26 @@ let replayedWebhook = '';
 
 // The describes below run in this order on one system: the audit log at the end lists what the
 // tests before it did.
+describe('the operator console: quarantine', { timeout: 90_000 }, () => {
+  it('shows a quarantined webhook (npm run send -- contract --invalid customer_id) with its problems and the event as received', async () => {
+    const sent = await system.send('contract', '--invalid', 'customer_id');
+    expect(sent.code, sent.output).toBe(0);
+    const ack = acknowledgementSchema.parse(sent.lines[0]);
+    expect(ack.quarantined).toBe(true);
+    await system.poll<{ webhooks: unknown[] }>(
+      `/api/webhooks?state=quarantined&q=${ack.webhook_id}`,
+      (body) => body.webhooks.length === 1,
+    );
+    const page = await open(`#/webhooks/${ack.webhook_id}`);
+    await page.getByRole('heading', { name: 'Problems' }).waitFor();
+    await expect.poll(() => page.locator('ul.problems').textContent()).toContain('customer_id');
+    await expect
+      .poll(() => page.locator('pre.event').textContent())
+      .toContain('"customer_id": true');
+    await photograph(page, 'quarantined');
+  });
+});
+
 describe('the operator console: finding webhooks', { timeout: 90_000 }, () => {
   it('finds one of the quotes a newcomer sent with npm run send -- quote --count 20, by the id send printed', async () => {
     const sent = await system.send('quote', '--count', '20');

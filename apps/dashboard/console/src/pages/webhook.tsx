@@ -76,6 +76,22 @@ function WebhookView({ webhook, reload }: { webhook: WebhookRecord; reload: () =
           }}
         />
       )}
+      {webhook.problems && (
+        <>
+          <h2>Problems</h2>
+          <p>
+            Quarantined: the event's signature verified but it failed its schema, so it was kept and
+            runs no action.
+          </p>
+          <ul class="problems">
+            {webhook.problems.map((problem) => (
+              <li key={problem.path}>
+                <code>{problem.path || '(the event)'}</code>: {problem.message}
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
       <h2>Actions</h2>
       {webhook.actions.map((action) => (
         <ActionView key={action.name} webhookId={webhook.webhook_id} action={action} />
