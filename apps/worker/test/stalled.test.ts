@@ -16,6 +16,22 @@ afterEach(async () => {
   harness = undefined;
 });
 
+/**
+ * Another worker (a 500 ms lock) takes the next action job, then dies: its lock is never renewed.
+ * Returns the job's id.
+ */
+async function takenByADyingWorker(h: WorkerHarness): Promise<string | undefined> {
+  const connection = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
+  const dying = new Worker<ActionJobData>(QUEUE_NAMES.actions, null, {
+    connection,
+    prefix: h.prefix,
+    lockDuration: 500,
+  });
+  const job = await dying.getNextJob('dying-worker-token');
+  connection.disconnect();
+  return job?.id;
+}
+
 it('records an action failed for stalling (its worker died holding it) as failed, with the reason', async () => {
   harness = await startWorkerHarness({ lockMs: 500, maxStalledCount: 0 });
   // Our worker takes no action job for now; the intake has written the record and the job.
@@ -25,15 +41,9 @@ it('records an action failed for stalling (its worker died holding it) as failed
   await harness.enqueue(data);
 
   // Another worker takes the action job, then dies: its lock is never renewed.
-  const connection = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
-  const dying = new Worker<ActionJobData>(QUEUE_NAMES.actions, null, {
-    connection,
-    prefix: harness.prefix,
-    lockDuration: 500,
-  });
-  const job = await dying.getNextJob('dying-worker-token');
-  expect(job?.id).toBe(actionJobId(data.webhook_id, 'generate_documents'));
-  connection.disconnect();
+  expect(await takenByADyingWorker(harness)).toBe(
+    actionJobId(data.webhook_id, 'generate_documents'),
+  );
 
   // Ours looks for stalled jobs again: the job stalled once, more than allowed.
   await harness.worker.actions.resume();
@@ -57,16 +67,9 @@ it('counts the call of a first try whose worker died during it, once, when the j
   await harness.enqueue(data);
 
   // A first try writes its record once, at its end; its worker dies before it: nothing counted.
-  const connection = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
-  const dying = new Worker<ActionJobData>(QUEUE_NAMES.actions, null, {
-    connection,
-    prefix: harness.prefix,
-    lockDuration: 500,
-  });
-  expect((await dying.getNextJob('dying-worker-token'))?.id).toBe(
+  expect(await takenByADyingWorker(harness)).toBe(
     actionJobId(data.webhook_id, 'generate_documents'),
   );
-  connection.disconnect();
   expect((await harness.outcomes[0]!.get(data.webhook_id))?.actions[0]).toMatchObject({
     attempts: 0,
   });
