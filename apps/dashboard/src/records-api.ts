@@ -6,7 +6,10 @@ import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
 import { fromRecordStore } from './record-store-errors.js';
 
 /** What the operator API reads from the record store (see docs/records.md). */
-export type RecordReader = Pick<RecordStore, 'search' | 'audit' | 'ledger' | 'webhook'>;
+export type RecordReader = Pick<
+  RecordStore,
+  'search' | 'audit' | 'ledger' | 'webhook' | 'quarantined'
+>;
 
 /** The first and the last instant PostgreSQL's `timestamptz` and an ISO 8601 year both hold. */
 const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00Z');
@@ -45,6 +48,14 @@ export const searchSchema = z.strictObject({
   to: isoTime.optional(),
   limit: z.coerce.number().int().min(1).max(500).default(50),
   cursor: z.string().max(500).optional(),
+});
+
+const quarantineSchema = searchSchema.pick({
+  event_type: true,
+  from: true,
+  to: true,
+  limit: true,
+  cursor: true,
 });
 
 const auditSchema = z.strictObject({
@@ -89,13 +100,19 @@ export function recordsApi(records: RecordReader | undefined): express.Router {
       'No record store: DATABASE_URL is unset',
     );
   };
-  api.use(['/webhooks', '/audit', '/ledger'], needStore);
+  api.use(['/webhooks', '/audit', '/ledger', '/quarantine'], needStore);
   const store = records as RecordReader;
 
   api.get('/webhooks', async (req, res) => {
     const parsed = searchSchema.safeParse(req.query);
     if (!parsed.success) return refuse(res, parsed.error);
     res.json(await fromRecordStore(() => store.search(parsed.data)));
+  });
+
+  api.get('/quarantine', async (req, res) => {
+    const parsed = quarantineSchema.safeParse(req.query);
+    if (!parsed.success) return refuse(res, parsed.error);
+    res.json(await fromRecordStore(() => store.quarantined(parsed.data)));
   });
 
   api.get('/audit', async (req, res) => {

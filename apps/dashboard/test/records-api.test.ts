@@ -149,6 +149,32 @@ describe('search, audit log and ledger', () => {
   });
 });
 
+describe('the quarantine list', () => {
+  it('answers a page from the store, refuses a query it cannot read, and 503 without a store', async () => {
+    expect((await h.as('get', '/api/quarantine')).body).toEqual({
+      quarantined: [],
+      next_cursor: null,
+    });
+    for (const [path, field] of [
+      ['/api/quarantine?state=failed', ''],
+      ['/api/quarantine?limit=0', 'limit'],
+      ['/api/quarantine?from=yesterday', 'from'],
+    ] as const) {
+      const response = await h.as('get', path);
+      expect(response.status, path).toBe(400);
+      const { error } = response.body as { error: { code: string; details: { path: string }[] } };
+      expect(error.code, path).toBe('invalid_query');
+      expect(
+        error.details.some((detail) => detail.path === field),
+        path,
+      ).toBe(true);
+    }
+    const away = await bare.as('get', '/api/quarantine');
+    expect(away.status).toBe(503);
+    expect((away.body as { error: { code: string } }).error.code).toBe('store_unavailable');
+  });
+});
+
 describe('webhooks and replays, the store lagging or away', () => {
   it('a bulk replay with a filter it cannot read is refused, nothing replayed; a dry run in a JSON body works', async () => {
     const bad = await h.as('post', '/api/dead-letters/replay').send({ from: 'yesterday' });
@@ -165,6 +191,7 @@ describe('webhooks and replays, the store lagging or away', () => {
         search: () => Promise.reject(new Error('connection refused')),
         audit: () => Promise.reject(new Error('connection refused')),
         ledger: () => Promise.reject(new Error('connection refused')),
+        quarantined: () => Promise.reject(new Error('connection refused')),
       },
     });
     try {

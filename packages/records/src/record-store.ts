@@ -22,6 +22,9 @@ import type {
   Ledger,
   PurgeOptions,
   PurgeResult,
+  QuarantineFilter,
+  QuarantinedEvent,
+  QuarantinePage,
   SearchFilter,
   SearchPage,
   WebhookRecord,
@@ -155,6 +158,32 @@ export class RecordStore {
       },
       READ_SNAPSHOT,
     );
+  }
+
+  /**
+   * Quarantined webhooks (authentic events that failed their schema), newest first, a page at a
+   * time: search's page of state `quarantined`, each with its event as received and its problems.
+   */
+  async quarantined(filter: QuarantineFilter = {}): Promise<QuarantinePage> {
+    const page = await this.search({ ...filter, state: 'quarantined' });
+    const ids = page.webhooks.map((webhook) => webhook.webhook_id);
+    const { rows } = await this.pool.query<
+      Pick<QuarantinedEvent, 'webhook_id' | 'event'> & {
+        problems: QuarantinedEvent['problems'] | null;
+      }
+    >('select webhook_id, event, problems from webhooks where webhook_id = any($1)', [ids]);
+    const kept = new Map(rows.map((row) => [row.webhook_id, row]));
+    return {
+      quarantined: page.webhooks.map(({ webhook_id, event_type, entity_id, received_at }) => ({
+        webhook_id,
+        event_type,
+        entity_id,
+        received_at,
+        event: kept.get(webhook_id)?.event ?? null,
+        problems: kept.get(webhook_id)?.problems ?? [],
+      })),
+      next_cursor: page.next_cursor,
+    };
   }
 
   /** The audit log, newest first, a page at a time. */

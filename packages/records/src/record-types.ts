@@ -3,6 +3,8 @@
 export type {
   ActionRecord,
   AuditPage,
+  QuarantinedEvent,
+  QuarantinePage,
   SearchPage,
   WebhookRecord,
   WebhookSummary,
@@ -25,6 +27,12 @@ export interface SearchFilter {
   /** `next_cursor` of the page before. */
   cursor?: string | undefined;
 }
+
+/** `GET /api/quarantine`'s filters: search's, the state fixed. */
+export type QuarantineFilter = Pick<
+  SearchFilter,
+  'event_type' | 'from' | 'to' | 'limit' | 'cursor'
+>;
 
 export interface AuditQuery {
   /** @defaultValue 100, at most 1000 */

@@ -89,6 +89,39 @@ test('a quarantined webhook counts as accepted and as quarantined, and the ledge
   expect(kept).toMatchObject({ webhook_id: webhookId(1), state: 'quarantined', actions: [] });
 });
 
+test('the quarantine lists kept events newest first, with the event as received and its problems, a page at a time', async ({
+  store,
+}) => {
+  const problems = (n: number) => [{ path: 'customer_id', message: `problem ${n}` }];
+  await store.writeBatch(
+    [1, 2, 3].map((n) =>
+      accepted(BigInt(n), {
+        webhook_id: webhookId(n),
+        received_at: minute(n),
+        actions: [],
+        event: { n },
+        problems: problems(n),
+      }),
+    ),
+  );
+  await store.writeBatch([accepted(4n, { webhook_id: webhookId(4), received_at: minute(4) })]);
+  const first = await store.quarantined({ limit: 2 });
+  expect(first.quarantined).toEqual(
+    [3, 2].map((n) => ({
+      webhook_id: webhookId(n),
+      event_type: 'quote.status_changed',
+      entity_id: 'Q-1',
+      received_at: minute(n),
+      event: { n },
+      problems: problems(n),
+    })),
+  );
+  const rest = await store.quarantined({ limit: 2, cursor: first.next_cursor ?? '' });
+  expect(rest.quarantined.map((kept) => kept.webhook_id)).toEqual([webhookId(1)]);
+  expect(rest.next_cursor).toBeNull();
+  expect((await store.quarantined({ from: minute(2), to: minute(3) })).quarantined).toHaveLength(1);
+});
+
 test('more accepted than recorded does not balance', async ({ store }) => {
   await seedWebhooks(store);
   await store.writeIngressCounts([

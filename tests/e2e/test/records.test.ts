@@ -162,6 +162,19 @@ describe('quarantine', () => {
       problems: { path: string }[] | null;
     };
     expect(record).toMatchObject({ state: 'quarantined', actions: [] });
+    const listed = (await (
+      await system.dashboard('/api/quarantine?event_type=contract.status_changed')
+    ).json()) as {
+      quarantined: {
+        webhook_id: string;
+        event: { timestamp?: unknown };
+        problems: { path: string }[];
+      }[];
+    };
+    expect(listed.quarantined.find((kept) => kept.webhook_id === ack.webhook_id)).toMatchObject({
+      event: { timestamp: true },
+      problems: [{ path: 'timestamp' }],
+    });
     expect(record.event?.timestamp).toBe(true);
     expect(record.problems?.map((problem) => problem.path)).toEqual(['timestamp']);
   });

@@ -43,6 +43,23 @@ export interface WebhookRecord extends Omit<WebhookSummary, 'actions'> {
   problems: { path: string; message: string }[] | null;
 }
 
+/** A quarantined webhook as `GET /api/quarantine` lists it: the event as received, and why. */
+export interface QuarantinedEvent {
+  webhook_id: string;
+  event_type: string;
+  entity_id: string;
+  received_at: string;
+  event: Record<string, unknown> | null;
+  problems: { path: string; message: string }[];
+}
+
+/** A page of `GET /api/quarantine`. */
+export interface QuarantinePage {
+  quarantined: QuarantinedEvent[];
+  /** Null on the last page. */
+  next_cursor: string | null;
+}
+
 /** A page of `GET /api/webhooks` (search). */
 export interface SearchPage {
   webhooks: WebhookSummary[];
