@@ -72,6 +72,18 @@ function failedForGood(webhookId: string, receivedAt: string): RecordChange[] {
   ];
 }
 
+/** `path` is refused 400 `invalid_query`, a detail at `field` among the problems. */
+async function expectInvalidQuery(path: string, field: string) {
+  const response = await h.as('get', path);
+  expect(response.status, path).toBe(400);
+  const { error } = response.body as { error: { code: string; details: { path: string }[] } };
+  expect(error.code, path).toBe('invalid_query');
+  expect(
+    error.details.some((detail) => detail.path === field),
+    path,
+  ).toBe(true);
+}
+
 describe('search, audit log and ledger', () => {
   it('answer from the store: an empty store, empty pages and a balanced empty ledger', async () => {
     const search = await h.as('get', '/api/webhooks?customer_id=C-1');
@@ -99,14 +111,7 @@ describe('search, audit log and ledger', () => {
       ['/api/webhooks?from=0000-01-01T00:00:00Z', 'from'],
       ['/api/dead-letters?from=yesterday', 'from'],
     ] as const) {
-      const response = await h.as('get', path);
-      expect(response.status, path).toBe(400);
-      const { error } = response.body as { error: { code: string; details: { path: string }[] } };
-      expect(error.code, path).toBe('invalid_query');
-      expect(
-        error.details.some((detail) => detail.path === field),
-        path,
-      ).toBe(true);
+      await expectInvalidQuery(path, field);
     }
   });
 
@@ -160,14 +165,7 @@ describe('the quarantine list', () => {
       ['/api/quarantine?limit=0', 'limit'],
       ['/api/quarantine?from=yesterday', 'from'],
     ] as const) {
-      const response = await h.as('get', path);
-      expect(response.status, path).toBe(400);
-      const { error } = response.body as { error: { code: string; details: { path: string }[] } };
-      expect(error.code, path).toBe('invalid_query');
-      expect(
-        error.details.some((detail) => detail.path === field),
-        path,
-      ).toBe(true);
+      await expectInvalidQuery(path, field);
     }
     const away = await bare.as('get', '/api/quarantine');
     expect(away.status).toBe(503);

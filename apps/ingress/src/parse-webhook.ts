@@ -1,4 +1,11 @@
-import { canonicalJson, eventTime, isWellFormed, verifyEvent, withoutSignature } from '@pw/shared';
+import {
+  canonicalJson,
+  eventTime,
+  identifier,
+  isWellFormed,
+  verifyEvent,
+  withoutSignature,
+} from '@pw/shared';
 import type { EventDefinition, ValidationProblem } from '@pw/shared';
 import type { z } from 'zod';
 import { RequestRejectedError } from './error-response.js';
@@ -121,8 +128,7 @@ function checkFreshness(time: number, settings: ParseSettings, now: number): voi
  */
 function entityText(value: unknown): string {
   const text = typeof value === 'string' || typeof value === 'number' ? String(value) : '';
-  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
-  return text.length <= 256 && !/[\u0000-\u001f\u007f-\u009f]/.test(text) ? text : '';
+  return identifier.safeParse(text).success ? text : '';
 }
 
 /**

@@ -1,3 +1,4 @@
+import { identifier } from '../events/fields.js';
 import { SHARED_LUA } from '../lua/lua-files.js';
 import { luaCommand } from '../lua/lua-script.js';
 import { channels, DEAD_LETTER_MIN_SECONDS, keys } from '../queue/queues.js';
@@ -47,12 +48,11 @@ export interface CommandPipeline {
   runCommand(name: string, args: (string | number | Buffer)[]): unknown;
 }
 
-/** `value` when it could be an identifier (1-256 characters, no control character), else null. */
-function identifier(value: unknown): string | null {
-  if (typeof value !== 'string' || value.length === 0 || value.length > 256) return null;
-  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
-  return /[\u0000-\u001f\u007f-\u009f]/.test(value) ? null : value;
-}
+/** `value` when it could be an identifier (the events' own rule), else null. */
+const identifierOrNull = (value: unknown): string | null => {
+  const checked = identifier.safeParse(value);
+  return checked.success ? checked.data : null;
+};
 
 /** The accepted webhook as the record store takes it. */
 export const acceptedRecord = (job: WebhookJobData): AcceptedWebhookRecord => ({
@@ -60,7 +60,7 @@ export const acceptedRecord = (job: WebhookJobData): AcceptedWebhookRecord => ({
   event_type: job.event_type,
   entity_id: job.entity_id,
   // A quarantined event's may be anything: kept only when it could be one (it is indexed).
-  customer_id: identifier(job.event.customer_id),
+  customer_id: identifierOrNull(job.event.customer_id),
   received_at: job.received_at,
   actions: job.actions,
   event: job.event,
