@@ -24,6 +24,7 @@ import {
 } from './error-response.js';
 import { noStore } from './no-store.js';
 import type { Operator } from './operator.js';
+import type { Quarantine } from './quarantine.js';
 import { sameOrigin } from './same-origin.js';
 import { operatorApi } from './operator-routes.js';
 import { queueBoard } from './queue-board.js';
@@ -51,6 +52,8 @@ export interface DashboardDeps {
   actionsConfig?: ActionsConfig;
   /** The record store (search, audit log, ledger), when `DATABASE_URL` is set. */
   records?: RecordReader;
+  /** Release and discard of quarantined webhooks; there is none without a record store. */
+  quarantine?: Quarantine | undefined;
   credentials: { user: string; password: string };
   /** The operator console's bundle (`build-console.ts`), served at `/`. */
   consoleDir?: string;

@@ -11,6 +11,7 @@ import {
   loadConfig,
   readActionsConfig,
   recordTtlEnv,
+  retryEnv,
   withCommonChecks,
 } from '@pw/shared';
 import type { ActionsConfig } from '@pw/shared';
@@ -69,6 +70,8 @@ export const dashboardVariables = (production: boolean) => ({
   RECORD_TTL_SECONDS: recordTtlEnv,
   DATABASE_URL: databaseUrlEnv(production),
   ACTIONS_CONFIG: actionsConfigEnv,
+  // A released quarantined webhook's action jobs get the retry policy the ingress gives any.
+  ...retryEnv,
   DASHBOARD_PUBLIC_URL: envOptionalHttpUrl().meta({
     description:
       "the dashboard's address in browsers when it is behind a proxy: its origin is then the only one whose requests may change anything",

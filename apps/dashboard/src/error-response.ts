@@ -14,6 +14,10 @@ export const DASHBOARD_ERROR_CODES = {
   invalidCircuitState: 'invalid_circuit_state',
   invalidQuery: 'invalid_query',
   storeUnavailable: 'store_unavailable',
+  queueUnavailable: 'queue_unavailable',
+  invalidRequest: 'invalid_request',
+  stillInvalid: 'still_invalid',
+  notQuarantined: 'not_quarantined',
   consoleNotBuilt: 'console_not_built',
   internalError: 'internal_error',
 } as const;

@@ -14,7 +14,9 @@ import {
   DEFAULT_RULES,
   OutcomeStore,
   PartitionCountGuard,
+  PartitionedIntake,
   Partitions,
+  retryPolicy,
   RulesStore,
 } from '@pw/shared';
 import { ActionQueues } from '@pw/shared';
@@ -23,6 +25,7 @@ import { loadDashboardConfig } from './config.js';
 import { LoginLimit } from './login-limit.js';
 import { createDashboardMetrics } from './metrics.js';
 import { Operator } from './operator.js';
+import { Quarantine } from './quarantine.js';
 import { readTrends } from './trends.js';
 
 const config = configOrExit('dashboard', () => loadDashboardConfig(process.env));
@@ -59,18 +62,41 @@ const records = config.DATABASE_URL
   : undefined;
 if (!records) log.warn('DATABASE_URL is unset: search, the audit log and the ledger are off');
 
+const rules = new RulesStore(redis, {
+  queuePrefix: prefix,
+  seed: config.actions.rules ?? DEFAULT_RULES,
+});
+// A released quarantined webhook is taken in as the ingress takes any: in its partition, its action
+// jobs with the deployment's retry policy. The deduplication settings play no part in a release.
+const quarantine =
+  records &&
+  new Quarantine({
+    intake: new PartitionedIntake(
+      redis,
+      partitions,
+      {
+        dedupWindowSeconds: 0,
+        maxClockSkewSeconds: 0,
+        recordTtlSeconds: config.RECORD_TTL_SECONDS,
+        actionsConfig: config.actions,
+        retry: retryPolicy(config),
+      },
+      guard,
+    ),
+    records,
+    rules,
+  });
+
 const app = createDashboard({
   queues: actions.all,
   operator: new Operator({ actions, outcomes, redis, records }),
   records,
+  quarantine,
   audit: new AuditLog(redis, partitions, log),
   rejected: new RejectedChanges(redis, partitions),
   circuits,
   actions,
-  rules: new RulesStore(redis, {
-    queuePrefix: prefix,
-    seed: config.actions.rules ?? DEFAULT_RULES,
-  }),
+  rules,
   metrics: createDashboardMetrics(actions.all),
   trends: () => readTrends(redis, partitions, actions.all),
   actionsConfig: config.actions,

@@ -6,6 +6,8 @@ import type { CircuitApiDeps } from './circuit-routes.js';
 import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
 import { jsonBodiesOnly } from './json-bodies-only.js';
 import type { Operator } from './operator.js';
+import { quarantineApi } from './quarantine-routes.js';
+import type { QuarantineApiDeps } from './quarantine-routes.js';
 import { recordsApi } from './records-api.js';
 import { rejectedChangeApi } from './rejected-change-routes.js';
 import type { RejectedChangeApiDeps } from './rejected-change-routes.js';
@@ -15,7 +17,8 @@ import type { RulesApiDeps } from './rules-routes.js';
 import type { Trends } from './trends.js';
 import { webhookIdParam } from './webhook-id.js';
 
-export interface OperatorApiDeps extends CircuitApiDeps, RulesApiDeps, RejectedChangeApiDeps {
+export interface OperatorApiDeps
+  extends CircuitApiDeps, RulesApiDeps, RejectedChangeApiDeps, QuarantineApiDeps {
   operator: Operator;
   trends: () => Promise<Trends>;
   /** The record store, when `DATABASE_URL` is set. */
@@ -69,6 +72,7 @@ export function operatorApi(deps: OperatorApiDeps): express.Router {
 
   api.use('/circuits', circuitApi(deps));
   api.use('/record-changes/rejected', rejectedChangeApi(deps));
+  api.use('/quarantine', quarantineApi(deps));
   api.use(recordsApi(deps.records));
 
   return api;

@@ -43,7 +43,9 @@ export const searchSchema = z.strictObject({
   entity_id: identifier.optional(),
   customer_id: identifier.optional(),
   event_type: text(100).optional(),
-  state: z.enum(['queued', 'processing', 'completed', 'failed', 'quarantined']).optional(),
+  state: z
+    .enum(['queued', 'processing', 'completed', 'failed', 'quarantined', 'discarded'])
+    .optional(),
   from: isoTime.optional(),
   to: isoTime.optional(),
   limit: z.coerce.number().int().min(1).max(500).default(50),

@@ -3,11 +3,11 @@ import {
   eventTime,
   identifier,
   isWellFormed,
+  validationProblems,
   verifyEvent,
   withoutSignature,
 } from '@pw/shared';
 import type { EventDefinition, ValidationProblem } from '@pw/shared';
-import type { z } from 'zod';
 import { RequestRejectedError } from './error-response.js';
 import { JSON_SHAPE_LIMITS, screenJson } from './screen-json.js';
 
@@ -40,10 +40,6 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 
 const describe = (value: unknown) =>
   Array.isArray(value) ? 'an array' : value === null ? 'null' : `a ${typeof value}`;
-
-function validationDetails(error: z.ZodError) {
-  return error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
-}
 
 /**
  * What JSON.parse accepts but no canonical form has (RFC 8785): a number that overflowed to
@@ -174,7 +170,7 @@ export function parseWebhook(
       : value,
   );
   if (!checked.success) {
-    const problems = validationDetails(checked.error);
+    const problems = validationProblems(checked.error);
     if (settings.invalidEvents !== 'quarantine') {
       throw new RequestRejectedError(
         'validation_failed',

@@ -9,6 +9,7 @@ export * from './events/quote.js';
 export * from './events/contract.js';
 export * from './events/sales-opportunity.js';
 export * from './events/registry.js';
+export * from './events/recheck.js';
 export * from './actions/action-table.js';
 export * from './events/acknowledgement.js';
 export * from './events/error-codes.js';

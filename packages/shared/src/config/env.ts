@@ -186,8 +186,8 @@ export const recordRetentionEnv = envInt(90, { min: 1 }).meta({
 });
 
 /**
- * The default retry policy of an action. Stamped on each action job when the ingress's intake
- * adds it: only the ingress reads it.
+ * The default retry policy of an action. Stamped on each action job when it is added: by the
+ * ingress's intake, and by the dashboard when an operator releases a quarantined webhook.
  */
 export const retryEnv = {
   ACTION_ATTEMPTS: envInt(8, { min: 1, max: 100 }).meta({

@@ -77,6 +77,23 @@ export class PartitionedIntake {
   }
 
   /**
+   * `WebhookIntake.endQuarantine`, by the partition the webhook's id names (where it was kept), once
+   * the partition count is claimed.
+   */
+  async endQuarantine(webhook: WebhookJobData, mode: 'release' | 'discard'): Promise<boolean> {
+    if (this.guard) {
+      try {
+        await this.queues[0]!.backend.client;
+        await this.guard.ready();
+      } catch (error) {
+        throw intakeUnavailable(error);
+      }
+    }
+    const intake = this.intakes[this.partitions.ofWebhookId(webhook.webhook_id)]!;
+    return intake.endQuarantine(webhook, mode);
+  }
+
+  /**
    * `WebhookIntake.takeIn`: one transaction per partition the batch touches; nothing before the
    * partition count is claimed (the batch is refused as unavailable while it cannot be). Never
    * rejects.

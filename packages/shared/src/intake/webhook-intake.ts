@@ -6,7 +6,11 @@ import type { Acknowledgement } from '../events/acknowledgement.js';
 import type { ErrorCode } from '../events/error-codes.js';
 import { RetryableError } from '../errors.js';
 import { dedupEntry, dedupKeepMs } from '../outcomes/kept-acks.js';
-import { INTAKE_COMMAND } from '../outcomes/outcome-intake.js';
+import {
+  addQuarantineEnd,
+  INTAKE_COMMAND,
+  QUARANTINE_END_COMMAND,
+} from '../outcomes/outcome-intake.js';
 import type { IntakeKeys } from '../outcomes/outcome-intake.js';
 import type { OutcomeStore } from '../outcomes/outcome-store.js';
 import { actionJobs } from '../queue/action-jobs.js';
@@ -81,8 +85,8 @@ export class WebhookIntake {
    */
   private readonly dedupSeconds: number;
 
-  /** Whether the queue's client has the intake command. */
-  private commandDefined = false;
+  /** The Lua commands the queue's client has been given. */
+  private readonly defined = new Set<string>();
 
   constructor(
     private readonly actionsQueue: Queue<ActionJobData>,
@@ -144,16 +148,7 @@ export class WebhookIntake {
 
   /** The intake script and the job adds of every entry, sent as one MULTI/EXEC. */
   private async exec(batch: readonly IntakeEntry[]): Promise<Replies | null> {
-    const client = await this.actionsQueue.backend.client;
-    if (!this.commandDefined) {
-      // Its number of keys comes first in each call (ioredis's form when none is defined),
-      // which BullMQ's client type does not allow for.
-      client.defineCommand(
-        INTAKE_COMMAND.name,
-        INTAKE_COMMAND as { numberOfKeys: number; lua: string },
-      );
-      this.commandDefined = true;
-    }
+    const client = await this.clientWith(INTAKE_COMMAND);
     const transaction = client.multi();
     for (const entry of batch) {
       this.outcomes.intake(transaction, entry.webhook, this.intakeKeys(entry));
@@ -161,6 +156,53 @@ export class WebhookIntake {
       for (const job of entry.jobs) job.addJob(transaction).catch(() => undefined);
     }
     return transaction.exec();
+  }
+
+  /**
+   * Ends the quarantine of a quarantined webhook of this partition, in one transaction
+   * (`QUARANTINE_END_COMMAND`): `release` takes it in as an ordinary webhook with its own id
+   * (`webhook`: as it runs now, its actions chosen; its record, its kept ack made ordinary, its
+   * entity's newest time, its action jobs), `discard` ends it. False when it was no longer
+   * quarantined (released or discarded meanwhile): nothing changed, no job added. Throws when
+   * Redis did not take it (`intakeUnavailable`).
+   */
+  async endQuarantine(webhook: WebhookJobData, mode: 'release' | 'discard'): Promise<boolean> {
+    const jobs = mode === 'release' ? this.actionJobsOf(webhook) : [];
+    const { queuePrefix, recordTtlSeconds } = this.settings;
+    let replies: Replies | null;
+    try {
+      const client = await this.clientWith(QUARANTINE_END_COMMAND);
+      const transaction = client.multi();
+      const digest = createHash('sha256').update(canonicalJson(webhook.event)).digest('hex');
+      addQuarantineEnd(transaction, { queuePrefix, recordTtlSeconds }, webhook, mode, {
+        dedup: dedupEntry(queuePrefix, eventTime(webhook.event), digest),
+        eventTimeMs: orderTime(webhook.event, Date.parse(webhook.received_at)),
+        latestKeepMs: deadLetterSeconds(recordTtlSeconds) * 1000,
+        actionDedupKeys: jobs.map((job) => `${this.actionsQueue.keys.de}:${job.id}`),
+      });
+      for (const job of jobs) job.addJob(transaction).catch(() => undefined);
+      replies = await transaction.exec();
+    } catch (error) {
+      throw intakeUnavailable(error);
+    }
+    const [error, changed] = replies?.[0] ?? [new Error('no reply'), null];
+    if (error) throw intakeUnavailable(error);
+    if (changed !== 1) return false;
+    const failed = replies?.slice(1).find(([failure]) => failure);
+    if (failed || (replies?.length ?? 0) < 1 + jobs.length) throw intakeUnavailable(failed?.[0]);
+    return true;
+  }
+
+  /** The queue's client, given `command` the first time. */
+  private async clientWith(command: { name: string; numberOfKeys?: number; lua: string }) {
+    const client = await this.actionsQueue.backend.client;
+    if (!this.defined.has(command.name)) {
+      // Its number of keys comes first in each call (ioredis's form when none is defined),
+      // which BullMQ's client type does not allow for.
+      client.defineCommand(command.name, command as { numberOfKeys: number; lua: string });
+      this.defined.add(command.name);
+    }
+    return client;
   }
 
   /**

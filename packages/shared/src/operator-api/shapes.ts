@@ -39,7 +39,10 @@ export interface WebhookRecord extends Omit<WebhookSummary, 'actions'> {
   /** The event as received; null when only its outcome changes have been recorded. */
   event: Record<string, unknown> | null;
   actions: ActionRecord[];
-  /** Why a quarantined webhook's event failed its schema; null for any other webhook. */
+  /**
+   * Why its event failed its schema when it arrived, for a webhook that was quarantined (kept after
+   * its release or discard); null for any other webhook.
+   */
   problems: { path: string; message: string }[] | null;
 }
 

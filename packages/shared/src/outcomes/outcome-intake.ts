@@ -27,6 +27,17 @@ export const INTAKE_COMMAND = luaCommand({
   constants: { REPEAT_BLOCK_MS, DEAD_LETTER_MIN_SECONDS, INGRESS_COUNTS_KEEP_SECONDS },
 });
 
+/**
+ * The end of a quarantined webhook's quarantine (lua/quarantine-end.lua): its release, first in the
+ * transaction that adds its action jobs, or its discard. Its first argument is its number of keys.
+ */
+export const QUARANTINE_END_COMMAND = luaCommand({
+  name: 'pwQuarantineEnd',
+  file: 'quarantine-end.lua',
+  sources: [SHARED_LUA],
+  constants: { REPEAT_BLOCK_MS, DEAD_LETTER_MIN_SECONDS },
+});
+
 /** What the intake of one webhook needs besides the webhook. */
 export interface IntakeKeys {
   /** Where the event is remembered (`kept-acks.ts`), and how long its bucket is kept (ms). */
@@ -82,6 +93,45 @@ function intakeFields(job: WebhookJobData): string[] {
   for (const action of job.actions) fields.push([`${action}:state`, waitingAction(action).state]);
   if (job.problems) fields.push(['quarantined', '1']);
   return fields.flat();
+}
+
+/**
+ * Adds to `transaction` the end of a quarantined webhook's quarantine (`QUARANTINE_END_COMMAND`,
+ * which its client must have defined): `release`, `job` being the webhook as it runs now (its
+ * actions chosen, no problems), or `discard`. Its reply is 1, or 0 when the webhook was no longer
+ * quarantined (released or discarded already).
+ */
+export function addQuarantineEnd(
+  transaction: CommandPipeline,
+  settings: OutcomeStoreSettings,
+  job: WebhookJobData,
+  mode: 'release' | 'discard',
+  intake: Pick<IntakeKeys, 'dedup' | 'eventTimeMs' | 'latestKeepMs' | 'actionDedupKeys'>,
+): void {
+  const prefix = settings.queuePrefix;
+  const keyList = [
+    outcomeKey(prefix, job.webhook_id),
+    recordStreamKey(prefix),
+    intake.dedup.key,
+    keys.latest(prefix, job.event_type, job.entity_id),
+    ...intake.actionDedupKeys,
+  ];
+  const { problems: _problems, ...ordinary } = job;
+  const fields = intakeFields(ordinary);
+  if (mode === 'discard') fields.push('discarded', '1');
+  transaction.runCommand(QUARANTINE_END_COMMAND.name, [
+    keyList.length,
+    ...keyList,
+    settings.recordTtlSeconds,
+    channels.outcomeChanged(prefix),
+    job.webhook_id,
+    mode,
+    intake.dedup.field,
+    encodeAck({ ...ordinary, quarantined: false }),
+    intake.eventTimeMs ?? '',
+    intake.latestKeepMs,
+    ...fields,
+  ]);
 }
 
 /**

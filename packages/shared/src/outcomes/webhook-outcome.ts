@@ -1,6 +1,7 @@
 export const ACTION_STATES = ['waiting', 'active', 'retrying', 'completed', 'failed'] as const;
 export type ActionState = (typeof ACTION_STATES)[number];
-export type WebhookState = 'queued' | 'processing' | 'completed' | 'failed' | 'quarantined';
+export type WebhookState =
+  'queued' | 'processing' | 'completed' | 'failed' | 'quarantined' | 'discarded';
 export const SKIP_REASONS = ['stale', 'disabled'] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 
@@ -81,7 +82,12 @@ export function fromRecord(record: Record<string, string>): WebhookOutcome {
     entity_id: record.entity_id ?? '',
     received_at: record.received_at ?? '',
     // Kept without actions until an operator releases or discards it.
-    state: record.quarantined === '1' ? 'quarantined' : webhookState(actions),
+    state:
+      record.quarantined === '1'
+        ? 'quarantined'
+        : record.discarded === '1'
+          ? 'discarded'
+          : webhookState(actions),
     stale: record.stale === '1',
     actions,
   };
@@ -100,6 +106,8 @@ export function recordOf(outcome: WebhookOutcome): Record<string, string> {
     actions: JSON.stringify(outcome.actions.map((action) => action.name)),
   };
   if (outcome.stale) fields.stale = '1';
+  if (outcome.state === 'quarantined') fields.quarantined = '1';
+  if (outcome.state === 'discarded') fields.discarded = '1';
   for (const action of outcome.actions) {
     fields[`${action.name}:state`] = action.state;
     fields[`${action.name}:attempts`] = String(action.attempts);

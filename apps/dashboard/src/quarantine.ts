@@ -1,0 +1,218 @@
+import { EVENT_REGISTRY, recheckEvent, selectActions } from '@pw/shared';
+import type {
+  ActionName,
+  EventDefinition,
+  EventType,
+  PartitionedIntake,
+  RulesStore,
+  ValidationProblem,
+  WebhookJobData,
+} from '@pw/shared';
+import type { RecordStore } from '@pw/records';
+import type { QuarantinedEvent } from '@pw/shared/operator-api';
+import { DASHBOARD_ERROR_CODES, DashboardError } from './error-response.js';
+import { fromRecordStore } from './record-store-errors.js';
+
+/** The filters of a bulk release: those of `GET /api/quarantine`, without paging. */
+export interface QuarantineFilter {
+  event_type?: string | undefined;
+  from?: string | undefined;
+  to?: string | undefined;
+}
+
+/** How one release ended. */
+export type ReleaseResult =
+  | { webhook_id: string; outcome: 'released'; actions_triggered: ActionName[] }
+  | { webhook_id: string; outcome: 'still_invalid'; problems: ValidationProblem[] }
+  | { webhook_id: string; outcome: 'not_quarantined' };
+
+/** A bulk release's dry run: how many the running schema would release, and the first 100. */
+export interface ReleasePreview {
+  would_release: number;
+  still_invalid: number;
+  quarantined: (QuarantinedEvent & { releasable: boolean })[];
+}
+
+/** A bulk release: how each ended, counted, and the first 100 of them. */
+export interface BulkRelease {
+  released: number;
+  still_invalid: number;
+  not_quarantined: number;
+  webhooks: ReleaseResult[];
+}
+
+export interface QuarantineDeps {
+  /** The intake of every partition: a release is taken in where the webhook was kept. */
+  intake: Pick<PartitionedIntake, 'endQuarantine'>;
+  /** The record store: the kept event and the list. */
+  records: Pick<RecordStore, 'webhook' | 'quarantined'>;
+  /** The routing rules a released webhook's actions are chosen by, as the ingress's are. */
+  rules: Pick<RulesStore, 'read'>;
+  /**
+   * The event definitions whose schemas judge a kept event again: the running code's. @defaultValue
+   * EVENT_REGISTRY
+   */
+  events?: Readonly<Record<EventType, EventDefinition>>;
+}
+
+/** What a list or a bulk release shows of each: the first this many. */
+export const SHOWN = 100;
+/** Quarantined webhooks read from the store at a time while going through every page. */
+const PAGE = 500;
+
+const { notFound, notQuarantined, queueUnavailable } = DASHBOARD_ERROR_CODES;
+
+/** 503 `queue_unavailable`: Redis did not take the change (nothing was changed, or all of it). */
+const queueAway = (cause: unknown) =>
+  new DashboardError(503, queueUnavailable, 'Redis did not take the change; try again shortly', {
+    cause,
+    retryAfterSeconds: 5,
+  });
+
+/**
+ * What operators do with quarantined webhooks (authentic events that failed their schema, kept
+ * without running any action; docs/webhook-api.md → Quarantine): release one or many once the
+ * running code's schema accepts them, or discard one with a reason. The kept event is read from
+ * the record store; the change itself is made in Redis, in the webhook's partition, where a
+ * script checks that it is still quarantined (so two operators, or a release and a discard, never
+ * both act on it).
+ */
+export class Quarantine {
+  private readonly events: Readonly<Record<EventType, EventDefinition>>;
+
+  constructor(private readonly deps: QuarantineDeps) {
+    this.events = deps.events ?? EVENT_REGISTRY;
+  }
+
+  /**
+   * Judges the kept event again with the running schema: if it passes, it runs as an ordinary
+   * webhook with its own id (its actions chosen by the current rules; the out-of-order guard
+   * applies); else its problems now. Throws 404 for a webhook the store does not have and 409
+   * `not_quarantined` for one that is not quarantined (any more).
+   */
+  async release(webhookId: string): Promise<ReleaseResult> {
+    const kept = await this.kept(webhookId);
+    const definition = this.events[kept.event_type as EventType];
+    if (!definition) {
+      const problems = [{ path: 'event_type', message: `no event type ${kept.event_type}` }];
+      return { webhook_id: webhookId, outcome: 'still_invalid', problems };
+    }
+    const checked = recheckEvent(definition, kept.event);
+    if ('problems' in checked) {
+      return { webhook_id: webhookId, outcome: 'still_invalid', problems: checked.problems };
+    }
+    const { rules } = await this.deps.rules.read();
+    const webhook: WebhookJobData = {
+      webhook_id: webhookId,
+      event_type: definition.type,
+      entity_id: checked.entityId,
+      received_at: kept.received_at,
+      actions: selectActions(definition.type, kept.event, rules),
+      event: kept.event,
+    };
+    if (!(await this.endQuarantine(webhook, 'release'))) {
+      return { webhook_id: webhookId, outcome: 'not_quarantined' };
+    }
+    return { webhook_id: webhookId, outcome: 'released', actions_triggered: webhook.actions };
+  }
+
+  /** Ends a quarantined webhook without running it; 404 and 409 as for `release`. */
+  async discard(webhookId: string): Promise<boolean> {
+    const kept = await this.kept(webhookId);
+    return this.endQuarantine(
+      {
+        webhook_id: webhookId,
+        event_type: kept.event_type as EventType,
+        entity_id: kept.entity_id,
+        received_at: kept.received_at,
+        actions: [],
+        event: kept.event,
+      },
+      'discard',
+    );
+  }
+
+  /** A bulk release's dry run: each quarantined webhook the filter matches, judged again. */
+  async preview(filter: QuarantineFilter): Promise<ReleasePreview> {
+    const preview: ReleasePreview = { would_release: 0, still_invalid: 0, quarantined: [] };
+    for await (const kept of this.all(filter)) {
+      const releasable = kept.event !== null && this.passes(kept.event_type, kept.event);
+      if (releasable) preview.would_release += 1;
+      else preview.still_invalid += 1;
+      if (preview.quarantined.length < SHOWN) preview.quarantined.push({ ...kept, releasable });
+    }
+    return preview;
+  }
+
+  /**
+   * Releases every quarantined webhook the filter matches, oldest last as listed (newest first):
+   * the list is read whole first, so what is released meanwhile is not met again. `released` is
+   * told of each release once it is made.
+   */
+  async releaseAll(
+    filter: QuarantineFilter,
+    released: (result: Extract<ReleaseResult, { outcome: 'released' }>) => Promise<void> = () =>
+      Promise.resolve(),
+  ): Promise<BulkRelease> {
+    const ids: string[] = [];
+    for await (const kept of this.all(filter)) ids.push(kept.webhook_id);
+    const bulk: BulkRelease = { released: 0, still_invalid: 0, not_quarantined: 0, webhooks: [] };
+    for (const id of ids) {
+      let result: ReleaseResult;
+      try {
+        result = await this.release(id);
+      } catch (error) {
+        // Released or discarded since it was listed (or gone from the store): not one to release.
+        if (!(error instanceof DashboardError) || error.status >= 500) throw error;
+        result = { webhook_id: id, outcome: 'not_quarantined' };
+      }
+      if (result.outcome === 'released') await released(result);
+      bulk[result.outcome] += 1;
+      if (bulk.webhooks.length < SHOWN) bulk.webhooks.push(result);
+    }
+    return bulk;
+  }
+
+  /** `PartitionedIntake.endQuarantine`, Redis's failure answered 503. */
+  private async endQuarantine(webhook: WebhookJobData, mode: 'release' | 'discard') {
+    try {
+      return await this.deps.intake.endQuarantine(webhook, mode);
+    } catch (error) {
+      throw queueAway(error);
+    }
+  }
+
+  /** Whether the running schema accepts the event now. */
+  private passes(eventType: string, event: Record<string, unknown>): boolean {
+    const definition = this.events[eventType as EventType];
+    return definition !== undefined && 'entityId' in recheckEvent(definition, event);
+  }
+
+  /** Every quarantined webhook the filter matches, newest first, a store page at a time. */
+  private async *all(filter: QuarantineFilter): AsyncGenerator<QuarantinedEvent> {
+    let cursor: string | undefined;
+    do {
+      const page = await fromRecordStore(() =>
+        this.deps.records.quarantined({ ...filter, limit: PAGE, cursor }),
+      );
+      yield* page.quarantined;
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+  }
+
+  /** The store's copy of a quarantined webhook; 404 without one, 409 when it is not quarantined. */
+  private async kept(webhookId: string) {
+    const stored = await fromRecordStore(() => this.deps.records.webhook(webhookId));
+    if (!stored) {
+      throw new DashboardError(404, notFound, `No webhook ${webhookId} in the record store`);
+    }
+    if (stored.state !== 'quarantined' || stored.event === null) {
+      throw new DashboardError(
+        409,
+        notQuarantined,
+        `Webhook ${webhookId} is ${stored.state}, not quarantined: only a quarantined webhook is released or discarded`,
+      );
+    }
+    return { ...stored, event: stored.event };
+  }
+}
