@@ -28,6 +28,7 @@ import { LoginLimit } from '../src/login-limit.js';
 import type { LoginLimitOptions } from '../src/login-limit.js';
 import { createDashboardMetrics } from '../src/metrics.js';
 import { Operator } from '../src/operator.js';
+import { Quarantine } from '../src/quarantine.js';
 import { readTrends } from '../src/trends.js';
 
 /** The basic-auth account every harness dashboard has. */
@@ -134,6 +135,7 @@ export function startDashboard(
   const outcomes = outcomesByPartition[0]!;
   const circuits = new CircuitBoard(redis, { queuePrefix: prefix });
   const { log, logs } = capturedLog();
+  const rules = new RulesStore(redis, { queuePrefix: prefix, seed: DEFAULT_RULES });
   const app = createDashboard({
     queues: queues.all,
     operator: new Operator({
@@ -142,10 +144,15 @@ export function startDashboard(
       redis,
       records: options.records,
     }),
-    ...(options.records ? { records: options.records } : {}),
+    ...(options.records
+      ? {
+          records: options.records,
+          quarantine: new Quarantine({ intake, records: options.records, rules }),
+        }
+      : {}),
     circuits,
     actions: queues,
-    rules: new RulesStore(redis, { queuePrefix: prefix, seed: DEFAULT_RULES }),
+    rules,
     metrics: createDashboardMetrics(queues.all),
     trends: () => readTrends(redis, partitions, queues.all),
     log,

@@ -173,6 +173,83 @@ describe('the quarantine list', () => {
   });
 });
 
+describe("the quarantine's changes", () => {
+  /** The store's record of a quarantined quote: kept, its price not a number. */
+  /** A refusal's status and error code. */
+  const refusal = (response: { status: number; body: unknown }) => [
+    response.status,
+    (response.body as { error: { code: string } }).error.code,
+  ];
+
+  function quarantinedQuote(webhookId: string): RecordChange[] {
+    const webhook = webhookOf(webhookId, 'quote.status_changed', []);
+    return [
+      {
+        kind: 'webhook',
+        seq: 1n,
+        at: webhook.received_at,
+        webhook: {
+          ...webhook,
+          customer_id: null,
+          problems: [{ path: 'product.price_with_taxes', message: 'Invalid input' }],
+        },
+      },
+    ];
+  }
+
+  it('refuses what it cannot act on: 404 for an id the store has not, 409 for a webhook not quarantined, 400 for a filter or a discard without reason, 503 without a store', async () => {
+    const unknown = await h.as('post', '/api/quarantine/wh_unknown000000000000000/release');
+    expect(refusal(unknown)).toEqual([404, 'not_found']);
+    const malformed = await h.as('post', '/api/quarantine/..%2Fmeta/release');
+    expect(malformed.status).toBe(404);
+
+    // Kept, then discarded: the store no longer lists it as quarantined.
+    const failedId = 'wh_notkept000000000000000';
+    const [kept] = quarantinedQuote(failedId);
+    const webhook = kept?.kind === 'webhook' ? kept.webhook : undefined;
+    await store.writeBatch([
+      kept!,
+      {
+        kind: 'outcome',
+        seq: 2n,
+        at: new Date().toISOString(),
+        attempt: null,
+        outcome: { ...webhook!, state: 'discarded', stale: false, actions: [] },
+      },
+    ]);
+    for (const path of [`${failedId}/release`, `${failedId}/discard`]) {
+      const refused = await h.as('post', `/api/quarantine/${path}`).send({ reason: 'test' });
+      expect(refusal(refused), path).toEqual([409, 'not_quarantined']);
+    }
+    const noReason = await h.as('post', `/api/quarantine/${failedId}/discard`).send({});
+    expect(refusal(noReason)).toEqual([400, 'invalid_request']);
+    const badFilter = await h.as('post', '/api/quarantine/release?from=yesterday');
+    expect(refusal(badFilter)).toEqual([400, 'invalid_query']);
+    const dry = await h.as('post', '/api/quarantine/release?dry_run=true&event_type=nothing.here');
+    expect(dry.body).toEqual({ would_release: 0, still_invalid: 0, quarantined: [] });
+
+    for (const path of ['wh_unknown000000000000000/release', 'release?dry_run=true']) {
+      const away = await bare.as('post', `/api/quarantine/${path}`);
+      expect(refusal(away), path).toEqual([503, 'store_unavailable']);
+    }
+  });
+
+  it('a webhook the store still lists as quarantined but Redis has released meanwhile is not released again: 409, no job added', async () => {
+    const webhookId = 'wh_releasedmeanwhile00000';
+    await store.writeBatch(quarantinedQuote(webhookId));
+    // Redis's record: an ordinary webhook already (as after another operator's release).
+    await h.intake.add(webhookOf(webhookId, 'quote.status_changed', []));
+    const before = await h.actions.getJobCounts();
+    const discarded = await h.as('post', `/api/quarantine/${webhookId}/discard`).send({
+      reason: 'a test',
+    });
+    expect(refusal(discarded)).toEqual([409, 'not_quarantined']);
+    const released = await h.as('post', `/api/quarantine/${webhookId}/release`);
+    expect(released.status).toBe(409);
+    expect(await h.actions.getJobCounts()).toEqual(before);
+  });
+});
+
 describe('webhooks and replays, the store lagging or away', () => {
   it('a bulk replay with a filter it cannot read is refused, nothing replayed; a dry run in a JSON body works', async () => {
     const bad = await h.as('post', '/api/dead-letters/replay').send({ from: 'yesterday' });

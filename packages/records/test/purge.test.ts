@@ -86,3 +86,25 @@ test('purge removes only what is past retention, in batches', async ({ store, db
 test('a retention of no days is refused', async ({ store }) => {
   await expect(store.purge({ retentionDays: 0 })).rejects.toThrow(TypeError);
 });
+
+test('a quarantined webhook is kept the retention, listed with its event until then, and purged after it', async ({
+  store,
+  db,
+}) => {
+  const problems = [{ path: 'product.price_with_taxes', message: 'Invalid input' }];
+  await store.writeBatch(
+    [91, 89].map((days, n) =>
+      accepted(BigInt(n + 1), {
+        webhook_id: webhookId(n),
+        received_at: daysAgo(days),
+        actions: [],
+        problems,
+      }),
+    ),
+  );
+  expect((await store.quarantined()).quarantined).toHaveLength(2);
+  expect(await purge(db, { retentionDays: 90, now: NOW })).toMatchObject({ webhooks: 1 });
+  const { quarantined } = await store.quarantined();
+  expect(quarantined[0]?.event).toMatchObject({ status: 'accepted' });
+  expect(quarantined).toEqual([expect.objectContaining({ webhook_id: webhookId(1), problems })]);
+});

@@ -25,6 +25,8 @@ export interface TestIntake {
    * waited on its id would wait for nothing.
    */
   add(webhook: WebhookJobData): Promise<AcceptedWebhook>;
+  /** `PartitionedIntake.endQuarantine`: a quarantined webhook's release or discard. */
+  endQuarantine(webhook: WebhookJobData, mode: 'release' | 'discard'): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -55,6 +57,7 @@ export function startIntake(
       }
       return accepted;
     },
+    endQuarantine: (webhook, mode) => intake.endQuarantine(webhook, mode),
     close: () => intake.close(),
   };
 }
