@@ -1,15 +1,20 @@
 import { EVENT_REGISTRY, recheckEvent, selectActions } from '@pw/shared';
 import type {
-  ActionName,
   EventDefinition,
   EventType,
   PartitionedIntake,
   RulesStore,
-  ValidationProblem,
   WebhookJobData,
 } from '@pw/shared';
 import type { RecordStore } from '@pw/records';
-import type { QuarantinedEvent } from '@pw/shared/operator-api';
+import type {
+  BulkRelease,
+  QuarantinedEvent,
+  ReleasePreview,
+  ReleaseResult,
+} from '@pw/shared/operator-api';
+
+export type { BulkRelease, ReleasePreview, ReleaseResult };
 import { DASHBOARD_ERROR_CODES, DashboardError } from './error-response.js';
 import { fromRecordStore } from './record-store-errors.js';
 
@@ -18,27 +23,6 @@ export interface QuarantineFilter {
   event_type?: string | undefined;
   from?: string | undefined;
   to?: string | undefined;
-}
-
-/** How one release ended. */
-export type ReleaseResult =
-  | { webhook_id: string; outcome: 'released'; actions_triggered: ActionName[] }
-  | { webhook_id: string; outcome: 'still_invalid'; problems: ValidationProblem[] }
-  | { webhook_id: string; outcome: 'not_quarantined' };
-
-/** A bulk release's dry run: how many the running schema would release, and the first 100. */
-export interface ReleasePreview {
-  would_release: number;
-  still_invalid: number;
-  quarantined: (QuarantinedEvent & { releasable: boolean })[];
-}
-
-/** A bulk release: how each ended, counted, and the first 100 of them. */
-export interface BulkRelease {
-  released: number;
-  still_invalid: number;
-  not_quarantined: number;
-  webhooks: ReleaseResult[];
 }
 
 export interface QuarantineDeps {

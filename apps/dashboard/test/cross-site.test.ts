@@ -33,6 +33,10 @@ describe('cross-site requests are refused', () => {
       ['post', '/api/dead-letters/replay'],
       ['post', '/api/dead-letters/replay?dry_run=true'],
       ['post', '/api/webhooks/wh_AAAAAAAAAAAAAAAAAAAAAA/replay'],
+      ['post', '/api/quarantine/wh_AAAAAAAAAAAAAAAAAAAAAA/release'],
+      ['post', '/api/quarantine/wh_AAAAAAAAAAAAAAAAAAAAAA/discard'],
+      ['post', '/api/quarantine/release'],
+      ['post', '/api/quarantine/release?dry_run=true'],
       ['put', `/api/circuits/${encodeURIComponent(TARGET)}`],
       ['put', '/admin/queues/api/queues/actions/pause'],
       ['put', '/admin/queues/api/queues/actions/retry/failed'],
@@ -42,7 +46,7 @@ describe('cross-site requests are refused', () => {
       const response = await h
         .as(method, path)
         .set('Origin', 'https://evil.example')
-        .send({ ...RULES, state: 'open' });
+        .send({ ...RULES, state: 'open', reason: 'cross-site' });
       expect(response.status, `${method} ${path}`).toBe(403);
       expect((response.body as { error: unknown }).error).toEqual(forbidden);
     }

@@ -1,7 +1,7 @@
-// The operator console in Debian's Chromium against npm start's real apps: an operator finds a
-// webhook by its customer, watches a failed action's replay complete, replays dead letters after
-// a dry-run count, fixes a rule the API refused, opens a circuit by hand, reads the trends and the
-// audit log. Every page is checked for console errors and CSP violations, and photographed into
+// The operator console in Debian's Chromium against npm start's real apps: an operator reads a
+// quarantined event, tries to release it and discards it, finds a webhook by its customer,
+// watches a failed action's replay complete, replays dead letters after a dry-run count, fixes a
+// rule the API refused, opens a circuit by hand, reads the trends and the audit log. Every page is checked for console errors and CSP violations, and photographed into
 // docs/console/ for the README.
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -112,11 +112,14 @@ let replayedWebhook = '';
 // The describes below run in this order on one system: the audit log at the end lists what the
 // tests before it did.
 describe('the operator console: quarantine', { timeout: 90_000 }, () => {
+  let quarantined = '';
+
   it('shows a quarantined webhook (npm run send -- contract --invalid customer_id) with its problems and the event as received', async () => {
     const sent = await system.send('contract', '--invalid', 'customer_id');
     expect(sent.code, sent.output).toBe(0);
     const ack = acknowledgementSchema.parse(sent.lines[0]);
     expect(ack.quarantined).toBe(true);
+    quarantined = ack.webhook_id;
     await system.poll<{ webhooks: unknown[] }>(
       `/api/webhooks?state=quarantined&q=${ack.webhook_id}`,
       (body) => body.webhooks.length === 1,
@@ -127,7 +130,53 @@ describe('the operator console: quarantine', { timeout: 90_000 }, () => {
     await expect
       .poll(() => page.locator('pre.event').textContent())
       .toContain('"customer_id": true');
+    await page.getByRole('button', { name: 'Release', exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Discard…' }).waitFor();
+    // A quarantined webhook ran no action: no empty "Actions" heading.
+    expect(await page.getByRole('heading', { name: 'Actions' }).count()).toBe(0);
     await photograph(page, 'quarantined');
+  });
+
+  it('lists it on the quarantine page; a release finds it still invalid under the running schema', async () => {
+    const page = await open('#/quarantine');
+    const item = page.getByRole('article', { name: `Quarantined webhook ${quarantined}` });
+    await item.waitFor();
+    expect(await item.getByRole('link', { name: quarantined }).getAttribute('href')).toBe(
+      `#/webhooks/${quarantined}`,
+    );
+    expect(await item.locator('ul.problems').textContent()).toContain('customer_id');
+    expect(await item.locator('pre.event').textContent()).toContain('"customer_id": true');
+
+    await item.getByRole('button', { name: 'Release', exact: true }).click();
+    await item.getByRole('button', { name: 'Release it' }).click();
+    const refusal = item.getByRole('alert');
+    await refusal.waitFor();
+    expect(await refusal.textContent()).toContain('Still invalid under the running schema');
+    expect(await refusal.locator('ul.problems').textContent()).toContain('customer_id');
+    expectProblem(/status of 409 .*\/release$/);
+
+    await page.getByRole('button', { name: 'Count the quarantined webhooks to release' }).click();
+    await page.getByText('Nothing to release for these filters.').waitFor();
+    await photograph(page, 'quarantine');
+  });
+
+  it('discards it with a reason: it leaves the list', async () => {
+    const page = await open('#/quarantine');
+    const item = page.getByRole('article', { name: `Quarantined webhook ${quarantined}` });
+    await item.getByRole('button', { name: 'Discard…' }).click();
+    const discard = item.getByRole('button', { name: 'Discard', exact: true });
+    expect(await discard.isDisabled()).toBe(true);
+    await item.getByLabel('Why discard it?').fill('a test event: customer_id was never a boolean');
+    await discard.click();
+    await page.getByRole('status').filter({ hasText: 'Discarded.' }).waitFor();
+    await expect.poll(() => item.count()).toBe(0);
+    // The page leaves it out at once; the record store, which the list is read from, soon after.
+    await system.poll<{ webhooks: unknown[] }>(
+      `/api/webhooks?state=discarded&q=${quarantined}`,
+      (body) => body.webhooks.length === 1,
+    );
+    const again = await open('#/quarantine');
+    await again.getByText('Nothing quarantined matches.').waitFor();
   });
 });
 
@@ -289,6 +338,7 @@ describe('the operator console: circuits, trends and the audit log', { timeout: 
     expect(await replay.first().textContent()).toContain('operator');
     await page.getByRole('row').filter({ hasText: 'circuit_override' }).first().waitFor();
     await page.getByRole('row').filter({ hasText: 'rules_replaced' }).first().waitFor();
+    await page.getByRole('row').filter({ hasText: 'quarantine_discard' }).first().waitFor();
     await photograph(page, 'audit');
   });
 });

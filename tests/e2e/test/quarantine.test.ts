@@ -56,7 +56,7 @@ afterAll(async () => {
 
 /** The running build's dashboard (`system`), or the later build's (`upgraded`). */
 function call(build: 'running' | 'upgraded', path: string, init: RequestInit = {}) {
-  const json = init.body ? { 'content-type': 'application/json' } : {};
+  const json: Record<string, string> = init.body ? { 'content-type': 'application/json' } : {};
   if (build === 'running') return system.dashboard(path, { ...init, headers: json });
   const { DASHBOARD_USER: user, DASHBOARD_PASSWORD: password } = system.env;
   const authorization = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;

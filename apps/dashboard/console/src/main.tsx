@@ -5,6 +5,7 @@ import './styles.css';
 import { AuditPage } from './pages/audit.js';
 import { CircuitsPage } from './pages/circuits.js';
 import { DeadLettersPage } from './pages/dead-letters.js';
+import { QuarantinePage } from './pages/quarantine.js';
 import { RulesPage } from './pages/rules.js';
 import { SearchPage } from './pages/search.js';
 import { TrendsPage } from './pages/trends.js';
@@ -15,6 +16,7 @@ import type { Route } from './router.js';
 const NAV = [
   { path: '/', label: 'Search' },
   { path: '/dead-letters', label: 'Dead letters' },
+  { path: '/quarantine', label: 'Quarantine' },
   { path: '/rules', label: 'Rules' },
   { path: '/circuits', label: 'Circuits' },
   { path: '/audit', label: 'Audit log' },
@@ -27,6 +29,8 @@ function Page({ route }: { route: Route }) {
   switch (route.path) {
     case '/dead-letters':
       return <DeadLettersPage params={route.params} />;
+    case '/quarantine':
+      return <QuarantinePage params={route.params} />;
     case '/rules':
       return <RulesPage />;
     case '/circuits':

@@ -1,7 +1,9 @@
-// Small pieces every page uses: loading and error states, state badges, times, confirmations.
+// Small pieces every page uses: loading and error states, state badges, times, confirmations,
+// a quarantined event's problems and an event as received.
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api.js';
+import type { ErrorDetail } from './api.js';
 import { href } from './router.js';
 
 /** What a load is at: nothing yet, the answer, or why it failed. */
@@ -87,6 +89,9 @@ export function Time({ at }: { at: string | null | undefined }) {
     </time>
   );
 }
+
+/** `1 webhook`, `2 webhooks`. */
+export const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
 
 /** How long ago, coarsely: `12 s`, `5 min`, `3 h`, `2 d`. */
 export function age(at: string, now = Date.now()): string {
@@ -174,4 +179,24 @@ export function Columns({ names }: { names: readonly string[] }) {
       </tr>
     </thead>
   );
+}
+
+/** Why an event fails its schema: each field's path and what is wrong with it. */
+export function ProblemList({ problems }: { problems: readonly ErrorDetail[] }) {
+  return (
+    <ul class="problems">
+      {problems.map((problem) => (
+        <li key={`${problem.path}:${problem.message}`}>
+          <code>{problem.path || '(the event)'}</code>: {problem.message}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** The event as received, formatted, the signature left out (the API already leaves it out). */
+export function EventJson({ event }: { event: Record<string, unknown> | null | undefined }) {
+  if (!event) return <p class="muted">The event was not recorded.</p>;
+  const { signature: _signature, ...rest } = event;
+  return <pre class="event">{JSON.stringify(rest, null, 2)}</pre>;
 }

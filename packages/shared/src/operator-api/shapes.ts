@@ -111,3 +111,25 @@ export interface Trends {
   /** Per queue, seconds since its oldest waiting job was added or last started; null when none. */
   oldest_waiting_seconds: Record<string, number | null>;
 }
+
+/** How one release of a quarantined webhook ended. */
+export type ReleaseResult =
+  | { webhook_id: string; outcome: 'released'; actions_triggered: string[] }
+  | { webhook_id: string; outcome: 'still_invalid'; problems: { path: string; message: string }[] }
+  | { webhook_id: string; outcome: 'not_quarantined' };
+
+/** `POST /api/quarantine/release?dry_run=true`: what the running schema would release. */
+export interface ReleasePreview {
+  would_release: number;
+  still_invalid: number;
+  /** The first 100 the filters match, each with whether it passes the running schema now. */
+  quarantined: (QuarantinedEvent & { releasable: boolean })[];
+}
+
+/** `POST /api/quarantine/release`: how each release ended, counted, and the first 100. */
+export interface BulkRelease {
+  released: number;
+  still_invalid: number;
+  not_quarantined: number;
+  webhooks: ReleaseResult[];
+}

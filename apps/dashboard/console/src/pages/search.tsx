@@ -13,7 +13,7 @@ export const EVENT_TYPES = [
   'contract.status_changed',
   'sales_opportunity.status_changed',
 ];
-const STATES = ['queued', 'processing', 'completed', 'failed', 'quarantined'];
+const STATES = ['queued', 'processing', 'completed', 'failed', 'quarantined', 'discarded'];
 
 /** `datetime-local` values are the browser's local time; the API takes ISO 8601 with a zone. */
 export const toIso = (local: string | undefined) =>

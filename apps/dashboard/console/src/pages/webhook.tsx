@@ -1,10 +1,23 @@
-// One webhook: its actions with their attempt timelines, its event, a replay of what failed.
-// The page refreshes itself every 2 s, so a replay can be watched to its end.
+// One webhook: its actions with their attempt timelines, its event, a replay of what failed; a
+// quarantined one's problems, with its release and discard. The page refreshes itself every 2 s,
+// so a replay or a release can be watched to its end.
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import type { ActionRecord, AttemptRecord, WebhookRecord } from '../api.js';
+import { leftQuarantine, QuarantineAnswerView, QuarantineButtons } from '../quarantine-actions.js';
+import type { QuarantineAnswer } from '../quarantine-actions.js';
 import { href } from '../router.js';
-import { Badge, Columns, ConfirmButton, ErrorBox, Show, Time, useLoad } from '../ui.js';
+import {
+  Badge,
+  Columns,
+  ConfirmButton,
+  ErrorBox,
+  EventJson,
+  ProblemList,
+  Show,
+  Time,
+  useLoad,
+} from '../ui.js';
 
 const REFRESH_MS = 2000;
 
@@ -76,37 +89,56 @@ function WebhookView({ webhook, reload }: { webhook: WebhookRecord; reload: () =
           }}
         />
       )}
-      {webhook.problems && (
+      {webhook.problems && <Problems webhook={webhook} reload={reload} />}
+      {webhook.actions.length > 0 && (
         <>
-          <h2>Problems</h2>
-          <p>
-            Quarantined: the event's signature verified but it failed its schema, so it was kept and
-            runs no action.
-          </p>
-          <ul class="problems">
-            {webhook.problems.map((problem) => (
-              <li key={problem.path}>
-                <code>{problem.path || '(the event)'}</code>: {problem.message}
-              </li>
-            ))}
-          </ul>
+          <h2>Actions</h2>
+          {webhook.actions.map((action) => (
+            <ActionView key={action.name} webhookId={webhook.webhook_id} action={action} />
+          ))}
         </>
       )}
-      <h2>Actions</h2>
-      {webhook.actions.map((action) => (
-        <ActionView key={action.name} webhookId={webhook.webhook_id} action={action} />
-      ))}
       <h2>Event</h2>
-      <pre class="event">{JSON.stringify(withoutSignature(webhook.event), null, 2)}</pre>
+      <EventJson event={webhook.event} />
     </>
   );
 }
 
-/** The event as received, the signature left out (the API already leaves it out). */
-function withoutSignature(event: Record<string, unknown> | null | undefined) {
-  if (!event) return null;
-  const { signature: _signature, ...rest } = event;
-  return rest;
+/** What became of a webhook whose event failed its schema on arrival, by its state now. */
+const HOW_KEPT = {
+  quarantined:
+    'Quarantined: the event is authentic but failed its schema; it was kept and runs no action.',
+  discarded:
+    'Discarded: the event failed its schema on arrival, was kept, then discarded; it ran no action.',
+  released:
+    'Released: the event failed its schema on arrival, was kept, then released to run its actions.',
+};
+
+/** Why a quarantined (or once quarantined) webhook's event failed its schema; release, discard. */
+function Problems({ webhook, reload }: { webhook: WebhookRecord; reload: () => void }) {
+  // Kept here: once released or discarded, the buttons go (before the record store, which the
+  // page is read from, has learnt of it), but the answer stays on screen.
+  const [answer, setAnswer] = useState<QuarantineAnswer>();
+  const quarantined = webhook.state === 'quarantined';
+  const { state } = webhook;
+  const kept = state === 'quarantined' || state === 'discarded' ? state : 'released';
+  return (
+    <>
+      <h2>Problems</h2>
+      <p>{HOW_KEPT[kept]}</p>
+      <ProblemList problems={webhook.problems ?? []} />
+      {quarantined && !(answer && leftQuarantine(answer)) && (
+        <QuarantineButtons
+          webhookId={webhook.webhook_id}
+          done={(next) => {
+            setAnswer(next);
+            reload();
+          }}
+        />
+      )}
+      {answer && <QuarantineAnswerView answer={answer} />}
+    </>
+  );
 }
 
 interface ReplayResult {
