@@ -2,6 +2,7 @@ import express from 'express';
 import { z } from 'zod';
 import type { AuditLog } from '@pw/shared';
 import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
+import { newBulkRelease } from './quarantine.js';
 import type { Quarantine } from './quarantine.js';
 import { isoTime, refuse } from './records-api.js';
 import { webhookIdParam } from './webhook-id.js';
@@ -81,20 +82,36 @@ function releaseMany(desk: Desk, audit: Audit): express.RequestHandler {
     if (!parsed.success) return refuse(res, parsed.error);
     const { dry_run: dryRun, ...filter } = parsed.data;
     if (dryRun === 'true' || dryRun === true) return res.json(await desk.preview(filter));
-    // Each release is audited as it is made, as one release is: the webhook's own entry.
-    const bulk = await desk.releaseAll(filter, (result) =>
-      audit.record(...released(userOf(res), result.webhook_id, result.actions_triggered, true)),
-    );
-    const { released: count, still_invalid: invalid, not_quarantined: gone } = bulk;
-    await audit.record(
-      {
-        user: userOf(res),
-        action: 'quarantine_bulk_release',
-        target: 'quarantine',
-        details: { filter, released: count, still_invalid: invalid, not_quarantined: gone },
-      },
-      'bulk release of quarantined webhooks',
-    );
+    const bulk = newBulkRelease();
+    let finished = false;
+    try {
+      // Each release is audited as it is made, as one release is: the webhook's own entry.
+      await desk.releaseAll(
+        filter,
+        (result) =>
+          audit.record(...released(userOf(res), result.webhook_id, result.actions_triggered, true)),
+        bulk,
+      );
+      finished = true;
+    } finally {
+      // Counted even when it stopped part way: what was released stays released.
+      const { released: count, still_invalid: invalid, not_quarantined: gone } = bulk;
+      await audit.record(
+        {
+          user: userOf(res),
+          action: 'quarantine_bulk_release',
+          target: 'quarantine',
+          details: {
+            filter,
+            released: count,
+            still_invalid: invalid,
+            not_quarantined: gone,
+            ...(finished ? {} : { stopped: true }),
+          },
+        },
+        finished ? 'bulk release of quarantined webhooks' : 'bulk release stopped part way',
+      );
+    }
     res.status(202).json(bulk);
   };
 }

@@ -1,4 +1,4 @@
-import { EVENT_REGISTRY, recheckEvent, selectActions } from '@pw/shared';
+import { EVENT_REGISTRY, NUL_PROBLEM, recheckEvent, selectActions } from '@pw/shared';
 import type {
   EventDefinition,
   EventType,
@@ -28,8 +28,8 @@ export interface QuarantineFilter {
 export interface QuarantineDeps {
   /** The intake of every partition: a release is taken in where the webhook was kept. */
   intake: Pick<PartitionedIntake, 'endQuarantine'>;
-  /** The record store: the kept event and the list. */
-  records: Pick<RecordStore, 'webhook' | 'quarantined'>;
+  /** The record store: the kept event, the list, and the entity's newest event time. */
+  records: Pick<RecordStore, 'webhook' | 'quarantined' | 'newestEventTime'>;
   /** The routing rules a released webhook's actions are chosen by, as the ingress's are. */
   rules: Pick<RulesStore, 'read'>;
   /**
@@ -38,6 +38,16 @@ export interface QuarantineDeps {
    */
   events?: Readonly<Record<EventType, EventDefinition>>;
 }
+
+/** A bulk release's counts before its first release. */
+export const newBulkRelease = (): BulkRelease => ({
+  released: 0,
+  still_invalid: 0,
+  not_quarantined: 0,
+  webhooks: [],
+});
+
+type ReleaseProblem = Extract<ReleaseResult, { outcome: 'still_invalid' }>['problems'][number];
 
 /** What a list or a bulk release shows of each: the first this many. */
 export const SHOWN = 100;
@@ -76,25 +86,44 @@ export class Quarantine {
    */
   async release(webhookId: string): Promise<ReleaseResult> {
     const kept = await this.kept(webhookId);
+    const still = (problems: ReleaseProblem[]): ReleaseResult => ({
+      webhook_id: webhookId,
+      outcome: 'still_invalid',
+      problems,
+    });
     const definition = this.events[kept.event_type as EventType];
     if (!definition) {
-      const problems = [{ path: 'event_type', message: `no event type ${kept.event_type}` }];
-      return { webhook_id: webhookId, outcome: 'still_invalid', problems };
+      return still([{ path: 'event_type', message: `no event type ${kept.event_type}` }]);
     }
+    // The store holds U+FFFD where the event held U+0000: its copy is not the event received.
+    const nul = (kept.problems ?? []).filter((problem) => problem.message === NUL_PROBLEM);
+    if (nul.length > 0) return still(nul);
     const checked = recheckEvent(definition, kept.event);
-    if ('problems' in checked) {
-      return { webhook_id: webhookId, outcome: 'still_invalid', problems: checked.problems };
+    if ('problems' in checked) return still(checked.problems);
+    // An entity id that did not read when the event arrived placed it in a partition of its
+    // content's, not its entity's: the out-of-order guard could not see the entity's events there.
+    if (checked.entityId !== kept.entity_id) {
+      return still([
+        {
+          path: definition.entityIdField,
+          message:
+            'did not read as an identifier when the event arrived, so it was kept apart from its entity; discard it and have the partner send it again',
+        },
+      ]);
     }
-    const { rules } = await this.deps.rules.read();
+    const [rules, storedNewestMs] = await Promise.all([
+      this.deps.rules.read().catch((error: unknown) => Promise.reject(queueAway(error))),
+      fromRecordStore(() => this.deps.records.newestEventTime(definition.type, checked.entityId)),
+    ]);
     const webhook: WebhookJobData = {
       webhook_id: webhookId,
       event_type: definition.type,
       entity_id: checked.entityId,
       received_at: kept.received_at,
-      actions: selectActions(definition.type, kept.event, rules),
+      actions: selectActions(definition.type, kept.event, rules.rules),
       event: kept.event,
     };
-    if (!(await this.endQuarantine(webhook, 'release'))) {
+    if (!(await this.endQuarantine(webhook, 'release', storedNewestMs))) {
       return { webhook_id: webhookId, outcome: 'not_quarantined' };
     }
     return { webhook_id: webhookId, outcome: 'released', actions_triggered: webhook.actions };
@@ -131,16 +160,17 @@ export class Quarantine {
   /**
    * Releases every quarantined webhook the filter matches, oldest last as listed (newest first):
    * the list is read whole first, so what is released meanwhile is not met again. `released` is
-   * told of each release once it is made.
+   * told of each release once it is made; `bulk` is counted into as they are made, so that a
+   * caller still has the counts of a bulk release that failed part way (Redis or the store gone).
    */
   async releaseAll(
     filter: QuarantineFilter,
     released: (result: Extract<ReleaseResult, { outcome: 'released' }>) => Promise<void> = () =>
       Promise.resolve(),
+    bulk: BulkRelease = newBulkRelease(),
   ): Promise<BulkRelease> {
     const ids: string[] = [];
     for await (const kept of this.all(filter)) ids.push(kept.webhook_id);
-    const bulk: BulkRelease = { released: 0, still_invalid: 0, not_quarantined: 0, webhooks: [] };
     for (const id of ids) {
       let result: ReleaseResult;
       try {
@@ -158,9 +188,13 @@ export class Quarantine {
   }
 
   /** `PartitionedIntake.endQuarantine`, Redis's failure answered 503. */
-  private async endQuarantine(webhook: WebhookJobData, mode: 'release' | 'discard') {
+  private async endQuarantine(
+    webhook: WebhookJobData,
+    mode: 'release' | 'discard',
+    storedNewestMs?: number,
+  ) {
     try {
-      return await this.deps.intake.endQuarantine(webhook, mode);
+      return await this.deps.intake.endQuarantine(webhook, mode, storedNewestMs);
     } catch (error) {
       throw queueAway(error);
     }

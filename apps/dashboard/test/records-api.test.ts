@@ -2,7 +2,8 @@
 // store. (What they find is tested end to end in tests/e2e/test/records.test.ts.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RecordStore } from '@pw/records';
-import type { RecordChange } from '@pw/shared';
+import { NUL_PROBLEM, outcomeKey } from '@pw/shared';
+import type { RecordChange, WebhookJobData } from '@pw/shared';
 import { testSchema } from '@pw/test-utils';
 import type { TestSchema } from '@pw/test-utils';
 import { failedAction, standInWorker, startDashboard, webhookOf } from './harness.js';
@@ -173,30 +174,39 @@ describe('the quarantine list', () => {
   });
 });
 
-describe("the quarantine's changes", () => {
-  /** The store's record of a quarantined quote: kept, its price not a number. */
-  /** A refusal's status and error code. */
-  const refusal = (response: { status: number; body: unknown }) => [
-    response.status,
-    (response.body as { error: { code: string } }).error.code,
-  ];
+/** A refusal's status and error code. */
+const refusal = (response: { status: number; body: unknown }) => [
+  response.status,
+  (response.body as { error: { code: string } }).error.code,
+];
 
-  function quarantinedQuote(webhookId: string): RecordChange[] {
-    const webhook = webhookOf(webhookId, 'quote.status_changed', []);
-    return [
-      {
-        kind: 'webhook',
-        seq: 1n,
-        at: webhook.received_at,
-        webhook: {
-          ...webhook,
-          customer_id: null,
-          problems: [{ path: 'product.price_with_taxes', message: 'Invalid input' }],
-        },
+/**
+ * The store's record of a quarantined quote (its event one the running schema accepts), as the
+ * recorder writes it; `change` alters what it was kept with.
+ */
+function quarantinedQuote(
+  webhookId: string,
+  change: Partial<Pick<WebhookJobData, 'entity_id' | 'event' | 'problems' | 'received_at'>> = {},
+): RecordChange[] {
+  const webhook = webhookOf(webhookId, 'quote.status_changed', []);
+  return [
+    {
+      kind: 'webhook',
+      seq: 1n,
+      at: webhook.received_at,
+      webhook: {
+        ...webhook,
+        customer_id: null,
+        problems: [{ path: 'product.price_with_taxes', message: 'Invalid input' }],
+        ...change,
       },
-    ];
-  }
+    },
+  ];
+}
 
+const release = (webhookId: string) => h.as('post', `/api/quarantine/${webhookId}/release`);
+
+describe("the quarantine's changes", () => {
   it('refuses what it cannot act on: 404 for an id the store has not, 409 for a webhook not quarantined, 400 for a filter or a discard without reason, 503 without a store', async () => {
     const unknown = await h.as('post', '/api/quarantine/wh_unknown000000000000000/release');
     expect(refusal(unknown)).toEqual([404, 'not_found']);
@@ -233,6 +243,68 @@ describe("the quarantine's changes", () => {
       expect(refusal(away), path).toEqual([503, 'store_unavailable']);
     }
   });
+});
+
+describe("the quarantine's changes, Redis and the store apart", () => {
+  it('a webhook released once is not released again when the store lags and Redis has dropped its record', async () => {
+    const webhookId = 'wh_releasedtwice000000000';
+    await store.writeBatch(quarantinedQuote(webhookId));
+    const first = await release(webhookId);
+    expect(first.status).toBe(202);
+    // No recorder here: the store still says quarantined. Redis drops the record (its time is up).
+    await h.redis.del(outcomeKey(h.prefix, webhookId));
+    const before = await h.actions.getJobCounts();
+    expect(refusal(await release(webhookId))).toEqual([409, 'not_quarantined']);
+    const discard = h.as('post', `/api/quarantine/${webhookId}/discard`).send({ reason: 'x' });
+    expect(refusal(await discard)).toEqual([409, 'not_quarantined']);
+    expect(await h.redis.exists(outcomeKey(h.prefix, webhookId))).toBe(0);
+    expect(await h.actions.getJobCounts()).toEqual(before);
+  });
+
+  it('an event that held U+0000, or whose entity id did not read when it arrived, is not released: 409 still_invalid, saying why', async () => {
+    const nul = 'wh_heldnul000000000000000';
+    const nulProblem = { path: 'customer_id', message: NUL_PROBLEM };
+    // The store keeps U+FFFD in its place: its copy passes the schema, but is not what was sent.
+    await store.writeBatch(quarantinedQuote(nul, { problems: [nulProblem] }));
+    const refused = await release(nul);
+    expect(refusal(refused)).toEqual([409, 'still_invalid']);
+    expect((refused.body as { error: { details: unknown[] } }).error.details).toEqual([nulProblem]);
+
+    const apart = 'wh_keptapart0000000000000';
+    await store.writeBatch(quarantinedQuote(apart, { entity_id: '' }));
+    const kept = await release(apart);
+    expect(refusal(kept)).toEqual([409, 'still_invalid']);
+    expect((kept.body as { error: { details: { path: string }[] } }).error.details).toEqual([
+      expect.objectContaining({ path: 'quote_id' }),
+    ]);
+    expect(await h.outcomes.get(apart)).toBeNull();
+  });
+
+  it("a released event is stale when the store has a newer event of its entity that Redis no longer remembers, and the worker's check is told so", async () => {
+    const webhookId = 'wh_olderthanstore00000000';
+    const [kept] = quarantinedQuote(webhookId);
+    const older = kept?.kind === 'webhook' ? kept.webhook : undefined;
+    const olderMs = Date.parse(String(older!.event.timestamp));
+    // A newer event of the same quote, run and stored; Redis's memory of it gone.
+    const newerEvent = { ...older!.event, timestamp: new Date(olderMs + 60_000).toISOString() };
+    const newer = 'wh_newerinstore000000000';
+    await store.writeBatch([
+      kept!,
+      {
+        kind: 'webhook',
+        seq: 2n,
+        at: older!.received_at,
+        webhook: { ...older!, webhook_id: newer, event: newerEvent, problems: undefined },
+      },
+    ]);
+    const latest = `${h.prefix}:latest:quote.status_changed:${older!.entity_id}`;
+    expect(await h.redis.exists(latest)).toBe(0);
+    expect((await release(webhookId)).status).toBe(202);
+    expect(await h.outcomes.get(webhookId)).toMatchObject({ stale: true, state: 'queued' });
+    expect(Number(await h.redis.get(latest))).toBe(
+      Math.min(olderMs + 60_000, Date.parse(older!.received_at)),
+    );
+  });
 
   it('a webhook the store still lists as quarantined but Redis has released meanwhile is not released again: 409, no job added', async () => {
     const webhookId = 'wh_releasedmeanwhile00000';
@@ -267,6 +339,7 @@ describe('webhooks and replays, the store lagging or away', () => {
         audit: () => Promise.reject(new Error('connection refused')),
         ledger: () => Promise.reject(new Error('connection refused')),
         quarantined: () => Promise.reject(new Error('connection refused')),
+        newestEventTime: () => Promise.reject(new Error('connection refused')),
       },
     });
     try {

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { invalidArgument } from '@pw/shared';
+import { invalidArgument, orderTime } from '@pw/shared';
 import type { AuditRecord, RecordChange } from '@pw/shared';
 import { batchRows } from './batch-rows.js';
 import { readLedger } from './ledger.js';
@@ -184,6 +184,28 @@ export class RecordStore {
       })),
       next_cursor: page.next_cursor,
     };
+  }
+
+  /**
+   * The newest order time (ms) of the events of an entity that the store holds as webhooks taken
+   * in (quarantined and discarded ones left out), each the earlier of its `timestamp` and when it
+   * was received (`orderTime`, as the intake orders them); undefined for none. A release judges a
+   * kept event against it as well as against Redis, which remembers an entity's newest time only
+   * as long as a dead letter.
+   */
+  async newestEventTime(eventType: string, entityId: string): Promise<number | undefined> {
+    const { rows } = await this.pool.query<{ timestamp: string | null; received_at: Date }>(
+      `select event->>'timestamp' as timestamp, received_at from webhooks
+        where md5(entity_id) = md5($1) and entity_id = $1 and event_type = $2
+          and state not in ('quarantined', 'discarded')`,
+      [entityId, eventType],
+    );
+    let newest: number | undefined;
+    for (const row of rows) {
+      const time = orderTime({ timestamp: row.timestamp }, row.received_at.getTime());
+      if (time !== undefined && (newest === undefined || time > newest)) newest = time;
+    }
+    return newest;
   }
 
   /** The audit log, newest first, a page at a time. */

@@ -26,7 +26,11 @@ export interface TestIntake {
    */
   add(webhook: WebhookJobData): Promise<AcceptedWebhook>;
   /** `PartitionedIntake.endQuarantine`: a quarantined webhook's release or discard. */
-  endQuarantine(webhook: WebhookJobData, mode: 'release' | 'discard'): Promise<boolean>;
+  endQuarantine(
+    webhook: WebhookJobData,
+    mode: 'release' | 'discard',
+    storedNewestMs?: number,
+  ): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -57,7 +61,8 @@ export function startIntake(
       }
       return accepted;
     },
-    endQuarantine: (webhook, mode) => intake.endQuarantine(webhook, mode),
+    endQuarantine: (webhook, mode, storedNewestMs) =>
+      intake.endQuarantine(webhook, mode, storedNewestMs),
     close: () => intake.close(),
   };
 }

@@ -68,9 +68,14 @@ export function statusChangedEvent<const S extends StatusChangedSpec>(
   };
 }
 
+/**
+ * Why an event holding U+0000 fails its schema. The record store cannot hold that character (it
+ * keeps U+FFFD in its place), so such an event, if kept, can never be released.
+ */
+export const NUL_PROBLEM = 'must not contain U+0000';
+
 /** No string anywhere in the event, unknown members and keys included, may hold U+0000. */
 const noNul = z.superRefine<Record<string, unknown>>((event, ctx) => {
   const path = nulPath(event);
-  if (path)
-    ctx.addIssue({ code: 'custom', path, message: 'must not contain U+0000', input: event });
+  if (path) ctx.addIssue({ code: 'custom', path, message: NUL_PROBLEM, input: event });
 });

@@ -80,7 +80,11 @@ export class PartitionedIntake {
    * `WebhookIntake.endQuarantine`, by the partition the webhook's id names (where it was kept), once
    * the partition count is claimed.
    */
-  async endQuarantine(webhook: WebhookJobData, mode: 'release' | 'discard'): Promise<boolean> {
+  async endQuarantine(
+    webhook: WebhookJobData,
+    mode: 'release' | 'discard',
+    storedNewestMs?: number,
+  ): Promise<boolean> {
     if (this.guard) {
       try {
         await this.queues[0]!.backend.client;
@@ -90,7 +94,7 @@ export class PartitionedIntake {
       }
     }
     const intake = this.intakes[this.partitions.ofWebhookId(webhook.webhook_id)]!;
-    return intake.endQuarantine(webhook, mode);
+    return intake.endQuarantine(webhook, mode, storedNewestMs);
   }
 
   /**

@@ -163,10 +163,16 @@ export class WebhookIntake {
    * (`QUARANTINE_END_COMMAND`): `release` takes it in as an ordinary webhook with its own id
    * (`webhook`: as it runs now, its actions chosen; its record, its kept ack made ordinary, its
    * entity's newest time, its action jobs), `discard` ends it. False when it was no longer
-   * quarantined (released or discarded meanwhile): nothing changed, no job added. Throws when
+   * quarantined (released or discarded meanwhile): nothing changed, no job added.
+   * `storedNewestMs`: the entity's newest event time the record store knows, which a release is
+   * judged against besides Redis's (`RecordStore.newestEventTime`). Throws when
    * Redis did not take it (`intakeUnavailable`).
    */
-  async endQuarantine(webhook: WebhookJobData, mode: 'release' | 'discard'): Promise<boolean> {
+  async endQuarantine(
+    webhook: WebhookJobData,
+    mode: 'release' | 'discard',
+    storedNewestMs?: number,
+  ): Promise<boolean> {
     const jobs = mode === 'release' ? this.actionJobsOf(webhook) : [];
     const { queuePrefix, recordTtlSeconds } = this.settings;
     let replies: Replies | null;
@@ -179,6 +185,7 @@ export class WebhookIntake {
         eventTimeMs: orderTime(webhook.event, Date.parse(webhook.received_at)),
         latestKeepMs: deadLetterSeconds(recordTtlSeconds) * 1000,
         actionDedupKeys: jobs.map((job) => `${this.actionsQueue.keys.de}:${job.id}`),
+        storedNewestMs,
       });
       for (const job of jobs) job.addJob(transaction).catch(() => undefined);
       replies = await transaction.exec();

@@ -106,7 +106,10 @@ export function addQuarantineEnd(
   settings: OutcomeStoreSettings,
   job: WebhookJobData,
   mode: 'release' | 'discard',
-  intake: Pick<IntakeKeys, 'dedup' | 'eventTimeMs' | 'latestKeepMs' | 'actionDedupKeys'>,
+  intake: Pick<IntakeKeys, 'dedup' | 'eventTimeMs' | 'latestKeepMs' | 'actionDedupKeys'> & {
+    /** The entity's newest event time the record store knows (ms), if any. */
+    storedNewestMs?: number | undefined;
+  },
 ): void {
   const prefix = settings.queuePrefix;
   const keyList = [
@@ -114,6 +117,7 @@ export function addQuarantineEnd(
     recordStreamKey(prefix),
     intake.dedup.key,
     keys.latest(prefix, job.event_type, job.entity_id),
+    keys.quarantineEnded(prefix, job.webhook_id),
     ...intake.actionDedupKeys,
   ];
   const { problems: _problems, ...ordinary } = job;
@@ -130,6 +134,7 @@ export function addQuarantineEnd(
     encodeAck({ ...ordinary, quarantined: false }),
     intake.eventTimeMs ?? '',
     intake.latestKeepMs,
+    intake.storedNewestMs ?? '',
     ...fields,
   ]);
 }

@@ -12,6 +12,8 @@ export const keys = {
   /** The newest `timestamp` (epoch ms) taken in for one entity, for out-of-order protection. */
   latest: (prefix: string, eventType: string, entityId: string) =>
     `${prefix}:latest:${eventType}:${entityId}`,
+  /** Set when a quarantined webhook is released or discarded: its quarantine ended. */
+  quarantineEnded: (prefix: string, webhookId: string) => `${prefix}:quarantine-ended:${webhookId}`,
   /**
    * The events delivered in one hour of their `timestamp` (`YYYY-MM-DDTHH`, or `untimed`), each
    * with its first ack, for `DEDUP_WINDOW_SECONDS` (`kept-acks.ts`).
