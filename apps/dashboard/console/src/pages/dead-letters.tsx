@@ -3,11 +3,11 @@
 // dry run), then confirmed.
 import { useState } from 'preact/hooks';
 import { api, query } from '../api.js';
-import { Choice, TimeRange, useFields } from '../fields.js';
+import { TimeRange, useFields } from '../fields.js';
 import type { DeadLetter, DeadLetterPage } from '../api.js';
 import { href, navigate } from '../router.js';
 import { Columns, ConfirmButton, ErrorBox, Show, Time, useLoad, WebhookLink } from '../ui.js';
-import { EVENT_TYPES, toIso } from './search.js';
+import { EventTypeChoice, toIso } from './search.js';
 
 const FILTERS = ['action', 'event_type', 'from', 'to'] as const;
 
@@ -44,13 +44,7 @@ export function DeadLettersPage({ params }: { params: URLSearchParams }) {
             placeholder="lock_price"
           />
         </label>
-        <Choice
-          label="Event type"
-          name="event_type"
-          value={form.event_type}
-          options={EVENT_TYPES}
-          onChange={set('event_type')}
-        />
+        <EventTypeChoice value={form.event_type} set={set} />
         <TimeRange label="Failed" from={form.from} to={form.to} set={set} />
         <button type="submit">Filter</button>
       </form>

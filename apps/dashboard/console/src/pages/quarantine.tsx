@@ -4,13 +4,13 @@
 import { useState } from 'preact/hooks';
 import { api, query } from '../api.js';
 import type { QuarantinedEvent, QuarantinePage as Page } from '../api.js';
-import { Choice, TimeRange, useFields } from '../fields.js';
+import { TimeRange, useFields } from '../fields.js';
 import { leftQuarantine, QuarantineAnswerView, QuarantineButtons } from '../quarantine-actions.js';
 import type { QuarantineAnswer } from '../quarantine-actions.js';
 import { href, navigate } from '../router.js';
 import { EventJson, plural, ProblemList, Show, Time, useLoad, WebhookLink } from '../ui.js';
 import { BulkRelease } from './bulk-release.js';
-import { EVENT_TYPES, toIso } from './search.js';
+import { EventTypeChoice, toIso } from './search.js';
 
 const FILTERS = ['event_type', 'from', 'to'] as const;
 
@@ -55,13 +55,7 @@ export function QuarantinePage({ params }: { params: URLSearchParams }) {
           navigate('/quarantine', form);
         }}
       >
-        <Choice
-          label="Event type"
-          name="event_type"
-          value={form.event_type}
-          options={EVENT_TYPES}
-          onChange={set('event_type')}
-        />
+        <EventTypeChoice value={form.event_type} set={set} />
         <TimeRange label="Received" from={form.from} to={form.to} set={set} />
         <button type="submit">Filter</button>
       </form>

@@ -13,6 +13,25 @@ export const EVENT_TYPES = [
   'contract.status_changed',
   'sales_opportunity.status_changed',
 ];
+
+/** The event type filter of a search, dead letters or the quarantine. */
+export function EventTypeChoice({
+  value,
+  set,
+}: {
+  value: string;
+  set: (name: 'event_type') => (event: Event) => void;
+}) {
+  return (
+    <Choice
+      label="Event type"
+      name="event_type"
+      value={value}
+      options={EVENT_TYPES}
+      onChange={set('event_type')}
+    />
+  );
+}
 const STATES = ['queued', 'processing', 'completed', 'failed', 'quarantined', 'discarded'];
 
 /** `datetime-local` values are the browser's local time; the API takes ISO 8601 with a zone. */
@@ -45,13 +64,7 @@ export function SearchPage({ params }: { params: URLSearchParams }) {
             autoComplete="off"
           />
         </label>
-        <Choice
-          label="Event type"
-          name="event_type"
-          value={form.event_type}
-          options={EVENT_TYPES}
-          onChange={set('event_type')}
-        />
+        <EventTypeChoice value={form.event_type} set={set} />
         <Choice
           label="State"
           name="state"
