@@ -18,7 +18,7 @@ export interface RecordedCall {
     baggage?: string;
   };
   body: unknown;
-  /** Status the stand-in answered. */
+  /** Status the stand-in answered; 0 for a connection it reset. */
   status: number;
   /** When the request arrived. */
   received_at: Date;
@@ -44,6 +44,14 @@ export interface Failure {
   retryAfter?: number;
   /** The answer's body: a string is sent as plain text, as it is; anything else as JSON. */
   body?: unknown;
+  /**
+   * Instead of answering `status`: `reset` ends the connection with no answer (recorded with
+   * status 0, nothing applied); `timeout` applies the call (recorded 200) but answers only after
+   * `delayMs`, as a partner whose answer is lost after it acted.
+   */
+  kind?: 'reset' | 'timeout';
+  /** How long a `timeout` waits before it answers. @defaultValue 30000 */
+  delayMs?: number;
 }
 
 export interface PartnerApiOptions {
@@ -237,6 +245,12 @@ export class PartnerApiStandIn {
           received_at: receivedAt,
           at: new Date(),
         });
+      if (status === 0) {
+        // A reset: the connection ends with no answer.
+        req.socket.destroy();
+        this.events.emit('call');
+        return;
+      }
       // A text payload is sent as it is (a partner's plain-text error page), anything else as JSON.
       const text = typeof payload === 'string';
       res
@@ -261,6 +275,16 @@ export class PartnerApiStandIn {
       return;
     }
     const failure = this.failureFor(req.method, path, body);
+    if (failure?.kind === 'timeout') {
+      failure.left--;
+      setTimeout(() => reply(200, { ok: true }), failure.delayMs ?? 30_000);
+      return;
+    }
+    if (failure?.kind === 'reset') {
+      failure.left--;
+      reply(0, null);
+      return;
+    }
     if (failure) {
       failure.left--;
       const headers: Record<string, string> =

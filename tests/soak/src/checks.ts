@@ -1,0 +1,195 @@
+// The soak's checks, made from the outside once the system has drained: the record store (read
+// directly), the partner stand-in's calls, the dashboard's ledger and Redis's memory.
+import pg from 'pg';
+import type { RecordedCall } from '@pw/sandbox';
+import type { Delivery } from './traffic.js';
+
+/** Webhook states a soak ends in: nothing left to run. */
+const FINAL = ['completed', 'failed', 'quarantined', 'discarded'];
+
+interface StoredWebhook {
+  webhook_id: string;
+  state: string;
+  stale: boolean;
+  received_at: Date;
+}
+interface StoredAction {
+  webhook_id: string;
+  name: string;
+  state: string;
+  skipped: string | null;
+  last_error: string | null;
+  completed_at: Date | null;
+}
+
+export interface Store {
+  webhooks: Map<string, StoredWebhook>;
+  actions: StoredAction[];
+}
+
+/** The acknowledged webhooks' records and actions as the store has them. */
+export async function readStore(storeUrl: string, ids: readonly string[]): Promise<Store> {
+  const client = new pg.Client({ connectionString: storeUrl });
+  await client.connect();
+  try {
+    const webhooks = await client.query<StoredWebhook>(
+      'select webhook_id, state, stale, received_at from webhooks where webhook_id = any($1)',
+      [ids],
+    );
+    const actions = await client.query<StoredAction>(
+      `select webhook_id, name, state, skipped, last_error, completed_at from actions
+        where webhook_id = any($1)`,
+      [ids],
+    );
+    return {
+      webhooks: new Map(webhooks.rows.map((row) => [row.webhook_id, row])),
+      actions: actions.rows,
+    };
+  } finally {
+    await client.end();
+  }
+}
+
+/** How many of `ids` the store has in a final state. */
+export function finalCount(store: Store, ids: readonly string[]): number {
+  return ids.filter((id) => FINAL.includes(store.webhooks.get(id)?.state ?? '')).length;
+}
+
+export interface Findings {
+  acknowledged: number;
+  /** Acknowledged, but not in the store at all. */
+  lost: string[];
+  /** In the store, but not in a final state after the drain. */
+  stuck: string[];
+  /** Failed, with the last error of a failed action: no fault of the soak is permanent. */
+  failed: { webhook_id: string; error: string | null }[];
+  quarantined: number;
+  /** Events a redelivery of which got another webhook id than its first acknowledgement. */
+  redelivered_as_new: number[];
+  redeliveries: number;
+  effects: {
+    expected: number;
+    /** Distinct (webhook_id, action) effects the partner applied. */
+    applied: number;
+    /** Expected, never applied. */
+    missing: string[];
+    /** Applied though the record says it was skipped or failed, or for an unknown webhook. */
+    unexpected: string[];
+    /** One event's actions applied under two webhook ids. */
+    duplicate: string[];
+    /** Calls repeating an applied effect's `Idempotency-Key` (answers lost, retried). */
+    repeated_calls: number;
+  };
+  /** Acknowledged `older` events whose record is stale (their entity's newer one came first). */
+  stale_older: number;
+  older: number;
+}
+
+/** What the drained system shows against what was acknowledged. */
+export function findings(
+  deliveries: readonly Delivery[],
+  store: Store,
+  calls: readonly RecordedCall[],
+): Findings {
+  const acked = deliveries.filter((d) => d.ack);
+  const applied = new Map<string, number>();
+  for (const call of calls) {
+    const key = call.headers['idempotency-key'];
+    if (key && call.status >= 200 && call.status < 300) {
+      applied.set(key, (applied.get(key) ?? 0) + 1);
+    }
+  }
+  const actionsOf = new Map<string, StoredAction[]>();
+  for (const action of store.actions) {
+    const list = actionsOf.get(action.webhook_id) ?? [];
+    list.push(action);
+    actionsOf.set(action.webhook_id, list);
+  }
+  const result: Findings = {
+    acknowledged: acked.length,
+    lost: [],
+    stuck: [],
+    failed: [],
+    quarantined: 0,
+    redelivered_as_new: [],
+    redeliveries: 0,
+    effects: {
+      expected: 0,
+      applied: 0,
+      missing: [],
+      unexpected: [],
+      duplicate: [],
+      repeated_calls: 0,
+    },
+    stale_older: 0,
+    older: 0,
+  };
+  const expected = new Set<string>();
+  for (const delivery of acked) {
+    const id = delivery.ack!.webhook_id;
+    result.redeliveries += delivery.redeliveries.length;
+    const others = delivery.redeliveries.filter((ack) => ack.webhook_id !== id);
+    if (others.length > 0) {
+      result.redelivered_as_new.push(delivery.event.id);
+      for (const other of others) {
+        if (other.actions.some((action) => applied.has(`${other.webhook_id}:${action}`))) {
+          result.effects.duplicate.push(`${id} ${other.webhook_id}`);
+        }
+      }
+    }
+    const stored = store.webhooks.get(id);
+    if (!stored) {
+      result.lost.push(id);
+      continue;
+    }
+    if (!FINAL.includes(stored.state)) result.stuck.push(id);
+    if (stored.state === 'quarantined') result.quarantined += 1;
+    if (delivery.event.purpose === 'older') {
+      result.older += 1;
+      if (stored.stale) result.stale_older += 1;
+    }
+    for (const action of actionsOf.get(id) ?? []) {
+      const key = `${id}:${action.name}`;
+      if (action.state === 'failed') {
+        result.failed.push({ webhook_id: id, error: action.last_error });
+      } else if (action.state === 'completed' && action.skipped === null) {
+        expected.add(key);
+        if (!applied.has(key)) result.effects.missing.push(key);
+      }
+    }
+  }
+  for (const [key, count] of applied) {
+    result.effects.repeated_calls += count - 1;
+    if (!expected.has(key)) result.effects.unexpected.push(key);
+  }
+  result.effects.expected = expected.size;
+  result.effects.applied = [...applied.keys()].filter((key) => expected.has(key)).length;
+  return result;
+}
+
+/** The `q`-th quantile (0-1) of `values`, rounded to 0.1; null for none. */
+export function quantile(values: readonly number[], q: number): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return Math.round(sorted[index]! * 10) / 10;
+}
+
+/** p50, p95, p99 and the largest of `values` (ms). */
+export const percentiles = (values: readonly number[]) => ({
+  p50: quantile(values, 0.5),
+  p95: quantile(values, 0.95),
+  p99: quantile(values, 0.99),
+  max: quantile(values, 1),
+});
+
+/** Each completed action's time from its webhook's acknowledgement to its completion (ms). */
+export function completionTimes(store: Store): number[] {
+  const times: number[] = [];
+  for (const action of store.actions) {
+    const webhook = store.webhooks.get(action.webhook_id);
+    if (!webhook || !action.completed_at || action.skipped !== null) continue;
+    times.push(action.completed_at.getTime() - webhook.received_at.getTime());
+  }
+  return times;
+}

@@ -1,0 +1,251 @@
+// `npm run soak`: the whole system under faults on a schedule, then checks from the outside that
+// nothing acknowledged was lost and no partner effect happened twice (docs/reliability.md).
+// Exits 0 only when every check holds.
+import { writeFile } from 'node:fs/promises';
+import { cpus, totalmem } from 'node:os';
+import { completionTimes, finalCount, findings, percentiles, readStore } from './checks.js';
+import type { Findings } from './checks.js';
+import { runFaults, schedule } from './faults.js';
+import type { FaultRecord } from './faults.js';
+import { parseSoakArgs, USAGE } from './options.js';
+import type { SoakOptions } from './options.js';
+import { startSoakSystem } from './system.js';
+import type { SoakSystem } from './system.js';
+import { drive, plan } from './traffic.js';
+
+/** The bound on Redis's memory per finished webhook (docs/redis-cost.md). */
+const BYTES_PER_WEBHOOK_BOUND = 500;
+
+const log = (line: string) => process.stdout.write(`soak: ${line}\n`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * What the system's keys hold in Redis: the sum of every key's `MEMORY USAGE` (its elements all
+ * counted), as the bench measures a finished webhook's bytes (docs/redis-cost.md).
+ */
+async function keyBytes(system: SoakSystem): Promise<number> {
+  const redis = system.redis.client();
+  try {
+    let total = 0;
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'COUNT', 1000);
+      cursor = next;
+      const pipeline = redis.pipeline();
+      for (const key of keys) pipeline.call('MEMORY', 'USAGE', key, 'SAMPLES', '0');
+      for (const [, bytes] of (await pipeline.exec()) ?? []) {
+        if (typeof bytes === 'number') total += bytes;
+      }
+    } while (cursor !== '0');
+    return total;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** BullMQ removes completed jobs past their age only as later jobs complete: a few more, drained. */
+const SWEEP = 10;
+
+async function ledger(system: SoakSystem, from: Date) {
+  const to = new Date(Date.now() + 120_000);
+  const { user, password } = system.credentials;
+  const response = await fetch(
+    `${system.dashboardUrl}/api/ledger?from=${from.toISOString()}&to=${to.toISOString()}`,
+    {
+      headers: { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` },
+    },
+  );
+  return (await response.json()) as Record<string, unknown> & { balanced?: boolean };
+}
+
+/** Waits until the store has every acknowledged webhook in a final state, or the time is up. */
+async function drain(system: SoakSystem, ids: string[], seconds: number) {
+  const deadline = Date.now() + seconds * 1000;
+  for (;;) {
+    const store = await readStore(system.storeUrl, ids);
+    const final = finalCount(store, ids);
+    if (final === ids.length || Date.now() > deadline) return store;
+    log(`draining: ${final} of ${ids.length} acknowledged webhooks final in the store`);
+    await sleep(2000);
+  }
+}
+
+/** Redis's bytes per finished webhook: the keys' growth over the run, once swept. */
+async function bytesPerWebhook(system: SoakSystem, baseline: number, webhooks: number) {
+  const sweep = plan({ webhooks: SWEEP, rate: 10, ingressUrls: [], invalidShare: 0, pairShare: 0 });
+  const swept = await drive(sweep, {
+    webhooks: SWEEP,
+    rate: 10,
+    ingressUrls: system.ingressUrls,
+    redeliveryShare: 0,
+    giveUpAt: () => Date.now() + 60_000,
+  });
+  await drain(
+    system,
+    swept.flatMap((d) => (d.ack ? [d.ack.webhook_id] : [])),
+    60,
+  );
+  return Math.round(((await keyBytes(system)) - baseline) / Math.max(1, webhooks + SWEEP));
+}
+
+export interface SoakReport {
+  command: string;
+  machine: { cpus: number; memory_gb: number; node: string };
+  options: SoakOptions;
+  started_at: string;
+  finished_at: string;
+  sent: { events: number; requests: number; unacknowledged: number };
+  faults: FaultRecord[];
+  findings: Findings;
+  ledger: Record<string, unknown>;
+  redis: { bytes_per_webhook: number; bound: number };
+  latency_ms: {
+    ack: ReturnType<typeof percentiles>;
+    action_completion: ReturnType<typeof percentiles>;
+  };
+  passed: boolean;
+  /** Why it did not pass; empty when it did. */
+  failures: string[];
+}
+
+async function soak(options: SoakOptions): Promise<SoakReport> {
+  const startedAt = new Date();
+  log(`starting the system (Redis appendfsync ${options.fsync})`);
+  const system = await startSoakSystem({
+    fsync: options.fsync,
+    recordTtlSeconds: options.recordTtlSeconds,
+  });
+  try {
+    const baseline = await keyBytes(system);
+    const events = plan({ ...options, ingressUrls: system.ingressUrls });
+    const sendSeconds = options.webhooks / options.rate;
+    const faultPlan = schedule(options.faults, sendSeconds);
+    log(`sending ${events.length} events at ${options.rate}/s for ${sendSeconds.toFixed(0)} s`);
+    let giveUpAt = Infinity;
+    const start = performance.now();
+    const [deliveries, faults] = await Promise.all([
+      drive(events, { ...options, ingressUrls: system.ingressUrls, giveUpAt: () => giveUpAt }),
+      runFaults(system, faultPlan, start, log).then((done) => {
+        // Once every fault is over, an event still unacknowledged a minute later never will be.
+        giveUpAt = Date.now() + 60_000;
+        return done;
+      }),
+    ]);
+    const acked = deliveries.filter((d) => d.ack).map((d) => d.ack!.webhook_id);
+    log(`sent; ${acked.length} acknowledged; draining`);
+    await drain(system, acked, options.drainSeconds);
+    // Finished records leave Redis RECORD_TTL_SECONDS after their last change.
+    await sleep((options.recordTtlSeconds + 5) * 1000);
+    const store = await readStore(system.storeUrl, acked);
+    const found = findings(deliveries, store, system.sandbox.api.calls);
+    const bytes = await bytesPerWebhook(system, baseline, acked.length);
+    const book = await ledger(system, new Date(startedAt.getTime() - 60_000));
+    const failures = judge(found, book, bytes, deliveries.length - acked.length);
+    return {
+      command: `npm run soak -- ${process.argv.slice(2).join(' ')}`.trim(),
+      machine: {
+        cpus: cpus().length,
+        memory_gb: Math.round(totalmem() / 2 ** 30),
+        node: process.version,
+      },
+      options,
+      started_at: startedAt.toISOString(),
+      finished_at: new Date().toISOString(),
+      sent: {
+        events: deliveries.length,
+        requests: deliveries.reduce((sum, d) => sum + d.tries + d.redeliveries.length, 0),
+        unacknowledged: deliveries.length - acked.length,
+      },
+      faults,
+      findings: found,
+      ledger: book,
+      redis: { bytes_per_webhook: bytes, bound: BYTES_PER_WEBHOOK_BOUND },
+      latency_ms: {
+        ack: percentiles(deliveries.flatMap((d) => (d.ack ? [d.ack.latencyMs] : []))),
+        action_completion: percentiles(completionTimes(store)),
+      },
+      passed: failures.length === 0,
+      failures,
+    };
+  } finally {
+    await system.stop();
+  }
+}
+
+/** What makes the soak fail: each a line. */
+function judge(found: Findings, book: { balanced?: boolean }, bytes: number, unacked: number) {
+  const failures: string[] = [];
+  const count = (what: string, list: readonly unknown[]) => {
+    if (list.length > 0) failures.push(`${list.length} ${what}`);
+  };
+  count('acknowledged webhooks lost (not in the record store)', found.lost);
+  count('webhooks stuck (not final after the drain)', found.stuck);
+  count('actions failed for good (no fault of the soak is permanent)', found.failed);
+  count('partner effects missing', found.effects.missing);
+  count('partner effects not expected (skipped or failed actions)', found.effects.unexpected);
+  count('duplicate partner effects (one event under two webhook ids)', found.effects.duplicate);
+  count('redeliveries answered with another webhook id', found.redelivered_as_new);
+  if (found.stale_older < found.older) {
+    failures.push(`${found.older - found.stale_older} older events of an entity not stale`);
+  }
+  if (book.balanced !== true) failures.push('the ledger does not balance');
+  if (bytes >= BYTES_PER_WEBHOOK_BOUND) {
+    failures.push(`Redis keeps ${bytes} bytes per webhook (bound ${BYTES_PER_WEBHOOK_BOUND})`);
+  }
+  if (unacked > 0) failures.push(`${unacked} events never acknowledged`);
+  return failures;
+}
+
+function table(report: SoakReport): string {
+  const f = report.findings;
+  const rows: [string, string | number][] = [
+    ['events sent', report.sent.events],
+    ['requests', report.sent.requests],
+    ['acknowledged', f.acknowledged],
+    ['never acknowledged', report.sent.unacknowledged],
+    ['lost (acknowledged, not stored)', f.lost.length],
+    ['stuck (not final)', f.stuck.length],
+    ['failed for good', f.failed.length],
+    ['quarantined', f.quarantined],
+    ['redeliveries sent', f.redeliveries],
+    ['redeliveries given a new webhook id', f.redelivered_as_new.length],
+    ['older events stale', `${f.stale_older} of ${f.older}`],
+    ['partner effects expected', f.effects.expected],
+    ['partner effects applied', f.effects.applied],
+    ['partner effects missing', f.effects.missing.length],
+    ['partner effects unexpected', f.effects.unexpected.length],
+    ['duplicate partner effects', f.effects.duplicate.length],
+    ['calls repeating an applied key', f.effects.repeated_calls],
+    ['ledger balanced', String(report.ledger.balanced)],
+    ['Redis bytes per webhook', `${report.redis.bytes_per_webhook} (bound ${report.redis.bound})`],
+    ['ack latency p50/p95/p99/max ms', Object.values(report.latency_ms.ack).join(' / ')],
+    [
+      'action completion p50/p95/p99/max ms',
+      Object.values(report.latency_ms.action_completion).join(' / '),
+    ],
+  ];
+  const width = Math.max(...rows.map(([name]) => name.length));
+  const lines = rows.map(([name, value]) => `${name.padEnd(width)}  ${value}`);
+  const faults = report.faults.map((fault) => `${fault.started_at}  ${fault.detail}`);
+  return [
+    ...lines,
+    '',
+    'faults:',
+    ...faults,
+    '',
+    report.passed ? 'PASSED' : 'FAILED',
+    ...report.failures,
+  ].join('\n');
+}
+
+let options: SoakOptions;
+try {
+  options = parseSoakArgs(process.argv.slice(2));
+} catch (error) {
+  process.stderr.write(`${(error as Error).message}\n${USAGE}\n`);
+  process.exit(2);
+}
+const report = await soak(options);
+process.stdout.write(`${table(report)}\n`);
+if (options.report) await writeFile(options.report, `${JSON.stringify(report, null, 2)}\n`);
+process.exit(report.passed ? 0 : 1);

@@ -1,0 +1,194 @@
+// The system the soak runs: a private Redis with its append-only file, a record store behind a
+// TCP proxy (so that PostgreSQL can be made unreachable without stopping it), the sandbox in this
+// process (its identity provider can be paused, its partner API told to fail), and the apps as
+// `npm start` runs them, each a process of its own that a fault may kill with SIGKILL and restart:
+// two ingress processes, two workers, the recorder and the dashboard.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { startSandbox } from '@pw/sandbox';
+import type { Sandbox } from '@pw/sandbox';
+import { startEmbeddedPostgres } from '@pw/shared';
+import { ChildRun, freePort, PrivateRedis, startTcpProxy } from '@pw/test-utils';
+import type { TcpProxy } from '@pw/test-utils';
+
+export const APP_KINDS = ['ingress', 'worker', 'recorder', 'dashboard'] as const;
+export type AppKind = (typeof APP_KINDS)[number];
+
+/** How many processes of each kind run (section 16 of the soak's docs: two ingress, two workers). */
+const COUNTS: Record<AppKind, number> = { ingress: 2, worker: 2, recorder: 1, dashboard: 1 };
+
+/** Where each app says it is up: its health port's variable and path (its logs are at warn). */
+const READY: Record<AppKind, [port: string, path: string]> = {
+  ingress: ['INGRESS_PORT', '/healthz'],
+  worker: ['WORKER_HEALTH_PORT', '/readyz'],
+  recorder: ['RECORDER_HEALTH_PORT', '/healthz'],
+  dashboard: ['DASHBOARD_PORT', '/healthz'],
+};
+
+/** Resolves once `app` answers its health check; throws if it exits or takes over 60 s. */
+async function ready(app: App): Promise<void> {
+  const [port, path] = READY[app.kind];
+  const url = `http://127.0.0.1:${app.env[port]}${path}`;
+  const deadline = Date.now() + 60_000;
+  const up = (async () => {
+    for (;;) {
+      const response = await fetch(url, { signal: AbortSignal.timeout(1000) }).catch(() => null);
+      if (response?.ok) return;
+      if (Date.now() > deadline) throw new Error(`${app.kind} #${app.index + 1}: not up in 60 s`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  })();
+  await Promise.race([up, app.run.died]);
+}
+
+export interface SoakSettings {
+  /** `always` or `everysec`: Redis's `appendfsync`. */
+  fsync: 'always' | 'everysec';
+  /** `RECORD_TTL_SECONDS` of the apps: how long finished records stay in Redis. */
+  recordTtlSeconds: number;
+}
+
+export interface App {
+  kind: AppKind;
+  index: number;
+  run: ChildRun;
+  env: Record<string, string>;
+}
+
+export interface SoakSystem {
+  redis: PrivateRedis;
+  sandbox: Sandbox;
+  /** The line to PostgreSQL, which a fault cuts. */
+  postgres: TcpProxy;
+  /** The record store's connection string (through the proxy's far side: never cut). */
+  storeUrl: string;
+  ingressUrls: string[];
+  dashboardUrl: string;
+  credentials: { user: string; password: string };
+  apps: App[];
+  /** Kills one app with SIGKILL and starts it again with the same settings, once it is up. */
+  restart(app: App): Promise<void>;
+  /** Kills Redis with SIGKILL and starts it again from its append-only file. */
+  restartRedis(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** A PostgreSQL schema of the soak's own: in `DATABASE_URL`'s server, else an embedded one. */
+async function soakDatabase(): Promise<{ url: string; close(): Promise<void> }> {
+  let stopServer = async () => {};
+  let base = process.env.DATABASE_URL;
+  if (!base) {
+    const dataDir = await mkdtemp(join(tmpdir(), 'pw-soak-postgres-'));
+    const server = await startEmbeddedPostgres({
+      dataDir,
+      port: await freePort(),
+      persistent: false,
+    });
+    base = server.url;
+    stopServer = async () => {
+      await server.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    };
+  }
+  const schema = `soak_${Date.now().toString(36)}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  const options = encodeURIComponent(`-c search_path=${schema}`);
+  return {
+    url: `${base}${base.includes('?') ? '&' : '?'}options=${options}`,
+    async close() {
+      await admin.query(`drop schema ${schema} cascade`);
+      await admin.end();
+      await stopServer();
+    },
+  };
+}
+
+/** `url` with its host and port replaced by the proxy's. */
+function viaProxy(url: string, proxy: TcpProxy): string {
+  const parsed = new URL(url);
+  parsed.hostname = '127.0.0.1';
+  parsed.port = String(proxy.port);
+  return parsed.toString();
+}
+
+export async function startSoakSystem(settings: SoakSettings): Promise<SoakSystem> {
+  const redis = await PrivateRedis.start({
+    appendOnly: true,
+    args: ['--appendfsync', settings.fsync],
+  });
+  const database = await soakDatabase();
+  const target = new URL(database.url);
+  const postgres = await startTcpProxy({
+    host: target.hostname,
+    port: Number(target.port || 5432),
+  });
+  // Tokens short-lived, so that an outage of the identity provider is felt within the run.
+  const sandbox = await startSandbox({ accessTokenTtlSeconds: 20 });
+  const credentials = { user: 'soak', password: 'soak-dashboard-password' };
+  const common: Record<string, string> = {
+    NODE_ENV: 'development',
+    LOG_LEVEL: 'warn',
+    REDIS_URL: redis.url,
+    QUEUE_PREFIX: 'soak',
+    DATABASE_URL: viaProxy(database.url, postgres),
+    WEBHOOK_SECRETS: '',
+    ...sandbox.env,
+    RECORD_TTL_SECONDS: String(settings.recordTtlSeconds),
+    // Enough tries that no outage of the schedule uses them up; short, so the soak drains soon.
+    ACTION_ATTEMPTS: '30',
+    ACTION_BACKOFF: 'fixed',
+    ACTION_BACKOFF_DELAY_MS: '500',
+    API_TIMEOUT_MS: '2000',
+    CIRCUIT_PROBE_INTERVAL_MS: '1000',
+    // A killed worker's jobs are taken up again within seconds, not BullMQ's 30.
+    WORKER_LOCK_MS: '5000',
+    DASHBOARD_USER: credentials.user,
+    DASHBOARD_PASSWORD: credentials.password,
+  };
+  const apps: App[] = [];
+  for (const kind of APP_KINDS) {
+    for (let index = 0; index < COUNTS[kind]; index++) {
+      const env: Record<string, string> = { ...common };
+      if (kind === 'ingress') env.INGRESS_PORT = String(await freePort());
+      if (kind === 'worker') env.WORKER_HEALTH_PORT = String(await freePort());
+      if (kind === 'recorder') env.RECORDER_HEALTH_PORT = String(await freePort());
+      if (kind === 'dashboard') env.DASHBOARD_PORT = String(await freePort());
+      apps.push({ kind, index, env, run: launch(kind, env) });
+    }
+  }
+  await Promise.all(apps.map(ready));
+  const local = (port: string | undefined) => `http://127.0.0.1:${port}`;
+  const dashboard = apps.find((app) => app.kind === 'dashboard')!;
+  return {
+    redis,
+    sandbox,
+    postgres,
+    storeUrl: database.url,
+    ingressUrls: apps.filter((a) => a.kind === 'ingress').map((a) => local(a.env.INGRESS_PORT)),
+    dashboardUrl: local(dashboard.env.DASHBOARD_PORT),
+    credentials,
+    apps,
+    async restart(app) {
+      await app.run.stop('SIGKILL');
+      app.run = launch(app.kind, app.env);
+      await ready(app);
+    },
+    async restartRedis() {
+      await redis.kill();
+      await redis.resume();
+    },
+    async stop() {
+      await Promise.all(apps.map((app) => app.run.stop('SIGTERM', 10_000)));
+      await Promise.all([sandbox.stop(), postgres.close(), redis.destroy()]);
+      await database.close();
+    },
+  };
+}
+
+/** One app as `npm start` runs it from source. */
+const launch = (kind: AppKind, env: Record<string, string>) =>
+  ChildRun.tsx(`apps/${kind}/src/main.ts`, env, { name: kind, killAfterMs: 10_000 });
