@@ -136,6 +136,29 @@ describe('partner API stand-in: failures on command', () => {
     expect((await post('/quotes/Q-1/price-lock', accessToken)).status).toBe(200);
   });
 
+  it('resets connections, and applies a call but answers after the caller gave up, on command', async () => {
+    const accessToken = await token();
+    sandbox.api.failNext({ path: '/x/resets', status: 0, kind: 'reset' });
+    await expect(post('/x/resets', accessToken)).rejects.toThrow();
+    sandbox.api.failNext({ path: '/x/late', status: 200, kind: 'timeout', delayMs: 300 });
+    const late = fetch(`${sandbox.env.API_BASE_URL}/x/late`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${accessToken}`, 'idempotency-key': 'wh_x:late' },
+      signal: AbortSignal.timeout(100),
+    });
+    await expect(late).rejects.toThrow();
+    // The call was applied, and is recorded as answered 200, once its late answer is sent.
+    await sandbox.api.waitForCalls((call) => call.path === '/x/late', 1);
+    const statuses = sandbox.api.calls
+      .filter((call) => call.path.startsWith('/x/'))
+      .map((call) => [call.path, call.status]);
+    expect(statuses).toEqual([
+      ['/x/resets', 0],
+      ['/x/late', 200],
+    ]);
+    expect((await post('/x/resets', accessToken)).status).toBe(200);
+  });
+
   it('fails for good every call whose path or body carries one input, and serves the rest', async () => {
     const accessToken = await token();
     sandbox.api.failNext({ path: /.*/, carrying: 'C-poison', status: 500, times: Infinity });

@@ -1,0 +1,129 @@
+// The soak's checks find what they are for: an acknowledged webhook the store never got, one left
+// unfinished, a partner effect missing, one applied for an action that was skipped, one event run
+// under two webhook ids, and calls repeated after a lost answer (counted apart, not as effects).
+import { describe, expect, it } from 'vitest';
+import type { RecordedCall } from '@pw/sandbox';
+import { findings, percentiles } from '../src/checks.js';
+import type { Store } from '../src/checks.js';
+import type { Ack, Delivery, Purpose } from '../src/traffic.js';
+
+const ack = (webhookId: string, actions: string[] = ['notify']): Ack => ({
+  status: 200,
+  webhook_id: webhookId,
+  actions,
+  quarantined: false,
+  latencyMs: 5,
+});
+
+const delivery = (id: number, first: Ack, purpose: Purpose = 'plain', again: Ack[] = []) =>
+  ({
+    event: { id, kind: 'quote', purpose, path: '/webhooks/quote-status', body: '{}' },
+    ack: first,
+    tries: 1,
+    redeliveries: again,
+  }) satisfies Delivery;
+
+const call = (key: string, status = 200) =>
+  ({
+    method: 'POST',
+    path: '/x',
+    headers: { 'idempotency-key': key },
+    body: {},
+    status,
+    received_at: new Date(),
+    at: new Date(),
+  }) satisfies RecordedCall;
+
+function store(
+  rows: [id: string, state: string, actions: [string, string, string | null][], stale?: boolean][],
+): Store {
+  const at = new Date('2026-11-26T10:00:00Z');
+  return {
+    webhooks: new Map(
+      rows.map(([webhook_id, state, , stale]) => [
+        webhook_id,
+        { webhook_id, state, stale: stale ?? false, received_at: at },
+      ]),
+    ),
+    actions: rows.flatMap(([webhook_id, , actions]) =>
+      actions.map(([name, state, skipped]) => ({
+        webhook_id,
+        name,
+        state,
+        skipped,
+        last_error: state === 'failed' ? 'http_503' : null,
+        completed_at: state === 'completed' ? new Date(at.getTime() + 40) : null,
+      })),
+    ),
+  };
+}
+
+describe('the soak’s findings', () => {
+  it('a clean run: every effect applied once; a call repeated after a lost answer is not an effect', () => {
+    const found = findings(
+      [delivery(0, ack('wh_a'), 'plain', [ack('wh_a')]), delivery(1, ack('wh_b'), 'older')],
+      store([
+        ['wh_a', 'completed', [['notify', 'completed', null]]],
+        ['wh_b', 'completed', [['notify', 'completed', 'stale']], true],
+      ]),
+      [call('wh_a:notify'), call('wh_a:notify'), call('wh_a:notify', 503)],
+    );
+    expect(found).toMatchObject({
+      acknowledged: 2,
+      lost: [],
+      stuck: [],
+      failed: [],
+      redeliveries: 1,
+      redelivered_as_new: [],
+      stale_older: 1,
+      older: 1,
+      effects: {
+        expected: 1,
+        applied: 1,
+        missing: [],
+        unexpected: [],
+        duplicate: [],
+        repeated_calls: 1,
+      },
+    });
+  });
+
+  it('finds lost, stuck and failed webhooks, missing and unexpected effects, and an event run twice', () => {
+    const found = findings(
+      [
+        delivery(0, ack('wh_lost')),
+        delivery(1, ack('wh_stuck')),
+        delivery(2, ack('wh_failed')),
+        delivery(3, ack('wh_missing')),
+        delivery(4, ack('wh_skipped'), 'older'),
+        delivery(5, ack('wh_first'), 'plain', [ack('wh_second')]),
+      ],
+      store([
+        ['wh_stuck', 'processing', [['notify', 'retrying', null]]],
+        ['wh_failed', 'failed', [['notify', 'failed', null]]],
+        ['wh_missing', 'completed', [['notify', 'completed', null]]],
+        ['wh_skipped', 'completed', [['notify', 'completed', 'stale']], false],
+        ['wh_first', 'completed', [['notify', 'completed', null]]],
+      ]),
+      [call('wh_skipped:notify'), call('wh_first:notify'), call('wh_second:notify')],
+    );
+    expect(found.lost).toEqual(['wh_lost']);
+    expect(found.stuck).toEqual(['wh_stuck']);
+    expect(found.failed).toEqual([{ webhook_id: 'wh_failed', error: 'http_503' }]);
+    expect(found.effects.missing).toEqual(['wh_missing:notify']);
+    expect(found.effects.unexpected.sort()).toEqual(['wh_second:notify', 'wh_skipped:notify']);
+    expect(found.effects.duplicate).toEqual(['wh_first wh_second']);
+    expect(found.redelivered_as_new).toEqual([5]);
+    expect([found.stale_older, found.older]).toEqual([0, 1]);
+  });
+
+  it('gives latency percentiles by rank', () => {
+    expect(percentiles([5, 1, 4, 2, 3, 10, 6, 7, 8, 9])).toEqual({
+      p50: 5,
+      p95: 10,
+      p99: 10,
+      max: 10,
+    });
+    expect(percentiles([])).toEqual({ p50: null, p95: null, p99: null, max: null });
+  });
+});
