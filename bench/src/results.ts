@@ -80,7 +80,11 @@ export interface Figures {
     | 'aof_ingress_single_accepted_per_s'
     | 'raw_enqueue_cost_pct'
     | 'ingress_cost_pct'
-    | 'ingress_cost_vs_main_run_pct',
+    | 'ingress_cost_vs_main_run_pct'
+    | 'always_raw_enqueue_per_s'
+    | 'always_ingress_single_accepted_per_s'
+    | 'always_raw_enqueue_cost_pct'
+    | 'always_ingress_cost_pct',
     number
   >;
   flood_unsigned: FloodFigures;
