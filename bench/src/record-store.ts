@@ -1,9 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
-import { startEmbeddedPostgres } from '@pw/shared';
-import { freePort } from '@pw/test-utils';
+import { privateDatabase } from '@pw/test-utils';
 import type { BenchRun } from './bench-run.js';
 
 export interface BenchDatabase {
@@ -20,38 +15,15 @@ export interface BenchDatabase {
  * CI sets it), else an embedded PostgreSQL in a temporary folder.
  */
 export async function benchDatabase(bench: BenchRun): Promise<BenchDatabase> {
-  let stop = async () => {};
-  let base = process.env.DATABASE_URL;
-  if (!base) {
-    const dataDir = await mkdtemp(join(tmpdir(), 'pw-bench-postgres-'));
-    const server = await startEmbeddedPostgres({
-      dataDir,
-      port: await freePort(),
-      persistent: false,
-    });
-    base = server.url;
-    stop = async () => {
-      await server.stop();
-      await rm(dataDir, { recursive: true, force: true });
-    };
-  }
-  const schema = bench.prefix.replace(/-/g, '_');
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`create schema ${schema}`);
-  const options = encodeURIComponent(`-c search_path=${schema}`);
+  const database = await privateDatabase(bench.prefix.replace(/-/g, '_'));
   return {
-    url: `${base}${base.includes('?') ? '&' : '?'}options=${options}`,
+    url: database.url,
     async recordedChanges() {
-      const { rows } = await admin.query<{ n: string }>(
-        `select count(*) as n from ${schema}.attempts`,
+      const { rows } = await database.admin.query<{ n: string }>(
+        `select count(*) as n from ${database.schema}.attempts`,
       );
       return Number(rows[0]?.n ?? 0);
     },
-    async close() {
-      await admin.query(`drop schema ${schema} cascade`);
-      await admin.end();
-      await stop();
-    },
+    close: () => database.close(),
   };
 }

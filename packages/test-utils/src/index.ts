@@ -13,3 +13,4 @@ export * from './test-programs.js';
 export * from './test-postgres.js';
 export * from './tcp-proxy.js';
 export * from './open-circuit.js';
+export * from './private-database.js';

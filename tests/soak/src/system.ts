@@ -3,14 +3,9 @@
 // process (its identity provider can be paused, its partner API told to fail), and the apps as
 // `npm start` runs them, each a process of its own that a fault may kill with SIGKILL and restart:
 // two ingress processes, two workers, the recorder and the dashboard.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
 import { startSandbox } from '@pw/sandbox';
 import type { Sandbox } from '@pw/sandbox';
-import { startEmbeddedPostgres } from '@pw/shared';
-import { ChildRun, freePort, PrivateRedis, startTcpProxy } from '@pw/test-utils';
+import { ChildRun, freePort, PrivateRedis, privateDatabase, startTcpProxy } from '@pw/test-utils';
 import type { TcpProxy } from '@pw/test-utils';
 
 export const APP_KINDS = ['ingress', 'worker', 'recorder', 'dashboard'] as const;
@@ -75,38 +70,6 @@ export interface SoakSystem {
   stop(): Promise<void>;
 }
 
-/** A PostgreSQL schema of the soak's own: in `DATABASE_URL`'s server, else an embedded one. */
-async function soakDatabase(): Promise<{ url: string; close(): Promise<void> }> {
-  let stopServer = async () => {};
-  let base = process.env.DATABASE_URL;
-  if (!base) {
-    const dataDir = await mkdtemp(join(tmpdir(), 'pw-soak-postgres-'));
-    const server = await startEmbeddedPostgres({
-      dataDir,
-      port: await freePort(),
-      persistent: false,
-    });
-    base = server.url;
-    stopServer = async () => {
-      await server.stop();
-      await rm(dataDir, { recursive: true, force: true });
-    };
-  }
-  const schema = `soak_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`create schema ${schema}`);
-  const options = encodeURIComponent(`-c search_path=${schema}`);
-  return {
-    url: `${base}${base.includes('?') ? '&' : '?'}options=${options}`,
-    async close() {
-      await admin.query(`drop schema ${schema} cascade`);
-      await admin.end();
-      await stopServer();
-    },
-  };
-}
-
 /** `url` with its host and port replaced by the proxy's. */
 function viaProxy(url: string, proxy: TcpProxy): string {
   const parsed = new URL(url);
@@ -120,7 +83,7 @@ export async function startSoakSystem(settings: SoakSettings): Promise<SoakSyste
     appendOnly: true,
     args: ['--appendfsync', settings.fsync],
   });
-  const database = await soakDatabase();
+  const database = await privateDatabase(`soak_${Date.now().toString(36)}`);
   const target = new URL(database.url);
   const postgres = await startTcpProxy({
     host: target.hostname,
