@@ -80,9 +80,25 @@ export interface Findings {
     /** Calls repeating an applied effect's `Idempotency-Key` (answers lost, retried). */
     repeated_calls: number;
   };
-  /** Acknowledged `older` events whose record is stale (their entity's newer one came first). */
+  /**
+   * `older` events sent after their entity's newer one was acknowledged (it came first, so they
+   * must be stale), and how many of them are. One whose newer event was refused and retried may
+   * arrive first, and is then rightly not stale: those are not counted.
+   */
   stale_older: number;
   older: number;
+}
+
+/** The calls the partner answered 2xx, by `Idempotency-Key`: how many each. */
+function appliedEffects(calls: readonly RecordedCall[]): Map<string, number> {
+  const applied = new Map<string, number>();
+  for (const call of calls) {
+    const key = call.headers['idempotency-key'];
+    if (key && call.status >= 200 && call.status < 300) {
+      applied.set(key, (applied.get(key) ?? 0) + 1);
+    }
+  }
+  return applied;
 }
 
 /** What the drained system shows against what was acknowledged. */
@@ -92,18 +108,10 @@ export function findings(
   calls: readonly RecordedCall[],
 ): Findings {
   const acked = deliveries.filter((d) => d.ack);
-  const applied = new Map<string, number>();
-  for (const call of calls) {
-    const key = call.headers['idempotency-key'];
-    if (key && call.status >= 200 && call.status < 300) {
-      applied.set(key, (applied.get(key) ?? 0) + 1);
-    }
-  }
+  const applied = appliedEffects(calls);
   const actionsOf = new Map<string, StoredAction[]>();
   for (const action of store.actions) {
-    const list = actionsOf.get(action.webhook_id) ?? [];
-    list.push(action);
-    actionsOf.set(action.webhook_id, list);
+    actionsOf.set(action.webhook_id, [...(actionsOf.get(action.webhook_id) ?? []), action]);
   }
   const result: Findings = {
     acknowledged: acked.length,
@@ -144,7 +152,12 @@ export function findings(
     }
     if (!FINAL.includes(stored.state)) result.stuck.push(id);
     if (stored.state === 'quarantined') result.quarantined += 1;
-    if (delivery.event.purpose === 'older') {
+    const newer = deliveries[delivery.event.id - 1];
+    if (
+      delivery.event.purpose === 'older' &&
+      newer?.ack &&
+      newer.ack.ackedAt < delivery.ack!.sentAt
+    ) {
       result.older += 1;
       if (stored.stale) result.stale_older += 1;
     }

@@ -126,8 +126,10 @@ async function soak(options: SoakOptions): Promise<SoakReport> {
     const [deliveries, faults] = await Promise.all([
       drive(events, { ...options, ingressUrls: system.ingressUrls, giveUpAt: () => giveUpAt }),
       runFaults(system, faultPlan, start, log).then((done) => {
-        // Once every fault is over, an event still unacknowledged a minute later never will be.
-        giveUpAt = Date.now() + 60_000;
+        // Once every fault is over and every event sent, one still unacknowledged a minute later
+        // never will be.
+        const sendEnd = Date.now() + (start + sendSeconds * 1000 - performance.now());
+        giveUpAt = Math.max(Date.now(), sendEnd) + 60_000;
         return done;
       }),
     ]);
@@ -186,7 +188,9 @@ function judge(found: Findings, book: { balanced?: boolean }, bytes: number, una
   count('duplicate partner effects (one event under two webhook ids)', found.effects.duplicate);
   count('redeliveries answered with another webhook id', found.redelivered_as_new);
   if (found.stale_older < found.older) {
-    failures.push(`${found.older - found.stale_older} older events of an entity not stale`);
+    failures.push(
+      `${found.older - found.stale_older} older events not stale though their entity's newer one was acknowledged first`,
+    );
   }
   if (book.balanced !== true) failures.push('the ledger does not balance');
   if (bytes >= BYTES_PER_WEBHOOK_BOUND) {
@@ -209,7 +213,7 @@ function table(report: SoakReport): string {
     ['quarantined', f.quarantined],
     ['redeliveries sent', f.redeliveries],
     ['redeliveries given a new webhook id', f.redelivered_as_new.length],
-    ['older events stale', `${f.stale_older} of ${f.older}`],
+    ['older events stale (newer acknowledged first)', `${f.stale_older} of ${f.older}`],
     ['partner effects expected', f.effects.expected],
     ['partner effects applied', f.effects.applied],
     ['partner effects missing', f.effects.missing.length],

@@ -26,6 +26,9 @@ export interface Ack {
   quarantined: boolean;
   /** The answering request's own time (ms). */
   latencyMs: number;
+  /** When the answering request was sent, and when its answer came (`performance.now()`). */
+  sentAt: number;
+  ackedAt: number;
 }
 
 export interface Delivery {
@@ -107,12 +110,15 @@ async function post(url: string, event: SoakEvent): Promise<Ack | undefined> {
       quarantined?: boolean;
     };
     if ((response.status !== 200 && response.status !== 202) || !answer.webhook_id) return;
+    const ackedAt = performance.now();
     return {
       status: response.status,
       webhook_id: answer.webhook_id,
       actions: answer.actions_triggered ?? [],
       quarantined: answer.quarantined === true,
-      latencyMs: performance.now() - started,
+      latencyMs: ackedAt - started,
+      sentAt: started,
+      ackedAt,
     };
   } catch {
     return undefined;

@@ -7,12 +7,15 @@ import { findings, percentiles } from '../src/checks.js';
 import type { Store } from '../src/checks.js';
 import type { Ack, Delivery, Purpose } from '../src/traffic.js';
 
-const ack = (webhookId: string, actions: string[] = ['notify']): Ack => ({
+/** An acknowledgement of a request sent at `sentAt` (ms), answered 5 ms later. */
+const ack = (webhookId: string, sentAt = 100): Ack => ({
   status: 200,
   webhook_id: webhookId,
-  actions,
+  actions: ['notify'],
   quarantined: false,
   latencyMs: 5,
+  sentAt,
+  ackedAt: sentAt + 5,
 });
 
 const delivery = (id: number, first: Ack, purpose: Purpose = 'plain', again: Ack[] = []) =>
@@ -61,7 +64,7 @@ function store(
 describe('the soak’s findings', () => {
   it('a clean run: every effect applied once; a call repeated after a lost answer is not an effect', () => {
     const found = findings(
-      [delivery(0, ack('wh_a'), 'plain', [ack('wh_a')]), delivery(1, ack('wh_b'), 'older')],
+      [delivery(0, ack('wh_a', 0), 'newer', [ack('wh_a')]), delivery(1, ack('wh_b', 100), 'older')],
       store([
         ['wh_a', 'completed', [['notify', 'completed', null]]],
         ['wh_b', 'completed', [['notify', 'completed', 'stale']], true],
@@ -87,7 +90,9 @@ describe('the soak’s findings', () => {
       },
     });
   });
+});
 
+describe('the soak’s findings of failures', () => {
   it('finds lost, stuck and failed webhooks, missing and unexpected effects, and an event run twice', () => {
     const found = findings(
       [
@@ -95,7 +100,7 @@ describe('the soak’s findings', () => {
         delivery(1, ack('wh_stuck')),
         delivery(2, ack('wh_failed')),
         delivery(3, ack('wh_missing')),
-        delivery(4, ack('wh_skipped'), 'older'),
+        delivery(4, ack('wh_skipped', 200), 'older'),
         delivery(5, ack('wh_first'), 'plain', [ack('wh_second')]),
       ],
       store([
@@ -115,6 +120,18 @@ describe('the soak’s findings', () => {
     expect(found.effects.duplicate).toEqual(['wh_first wh_second']);
     expect(found.redelivered_as_new).toEqual([5]);
     expect([found.stale_older, found.older]).toEqual([0, 1]);
+  });
+
+  it('expects an older event to be stale only when its entity’s newer one was acknowledged before it was sent', () => {
+    const found = findings(
+      [delivery(0, ack('wh_newer', 300), 'newer'), delivery(1, ack('wh_older', 100), 'older')],
+      store([
+        ['wh_newer', 'completed', []],
+        ['wh_older', 'completed', [], false],
+      ]),
+      [],
+    );
+    expect([found.stale_older, found.older]).toEqual([0, 0]);
   });
 
   it('gives latency percentiles by rank', () => {
