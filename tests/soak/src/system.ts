@@ -22,16 +22,17 @@ const READY: Record<AppKind, [port: string, path: string]> = {
   dashboard: ['DASHBOARD_PORT', '/healthz'],
 };
 
-/** Resolves once `app` answers its health check; throws if it exits or takes over 60 s. */
+/** Resolves once `app` answers its health check; throws if it exits or takes over 2 minutes. */
 async function ready(app: App): Promise<void> {
   const [port, path] = READY[app.kind];
   const url = `http://127.0.0.1:${app.env[port]}${path}`;
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + 120_000;
   const up = (async () => {
     for (;;) {
       const response = await fetch(url, { signal: AbortSignal.timeout(1000) }).catch(() => null);
       if (response?.ok) return;
-      if (Date.now() > deadline) throw new Error(`${app.kind} #${app.index + 1}: not up in 60 s`);
+      if (Date.now() > deadline)
+        throw new Error(`${app.kind} #${app.index + 1}: not up in 2 minutes`);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   })();
