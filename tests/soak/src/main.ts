@@ -104,6 +104,8 @@ export interface SoakReport {
     action_completion: ReturnType<typeof percentiles>;
   };
   passed: boolean;
+  /** The soak's exit status: 0 when every check held, else 1. */
+  exit_status: 0 | 1;
   /** Why it did not pass; empty when it did. */
   failures: string[];
 }
@@ -167,6 +169,7 @@ async function soak(options: SoakOptions): Promise<SoakReport> {
         action_completion: percentiles(completionTimes(store)),
       },
       passed: failures.length === 0,
+      exit_status: failures.length === 0 ? 0 : 1,
       failures,
     };
   } finally {
@@ -252,4 +255,4 @@ try {
 const report = await soak(options);
 process.stdout.write(`${table(report)}\n`);
 if (options.report) await writeFile(options.report, `${JSON.stringify(report, null, 2)}\n`);
-process.exit(report.passed ? 0 : 1);
+process.exit(report.exit_status);
