@@ -35,6 +35,7 @@ COPY packages/sandbox/package.json packages/sandbox/
 COPY packages/test-utils/package.json packages/test-utils/
 COPY tests/deploy/package.json tests/deploy/
 COPY tests/e2e/package.json tests/e2e/
+COPY tests/soak/package.json tests/soak/
 COPY bench/package.json bench/
 RUN npm ci
 COPY tsconfig.json ./
