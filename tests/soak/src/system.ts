@@ -5,7 +5,14 @@
 // two ingress processes, two workers, the recorder and the dashboard.
 import { startSandbox } from '@pw/sandbox';
 import type { Sandbox } from '@pw/sandbox';
-import { ChildRun, freePort, PrivateRedis, privateDatabase, startTcpProxy } from '@pw/test-utils';
+import {
+  ChildRun,
+  freePort,
+  PrivateRedis,
+  privateDatabase,
+  startTcpProxy,
+  throughProxy,
+} from '@pw/test-utils';
 import type { TcpProxy } from '@pw/test-utils';
 
 export const APP_KINDS = ['ingress', 'worker', 'recorder', 'dashboard'] as const;
@@ -71,14 +78,6 @@ export interface SoakSystem {
   stop(): Promise<void>;
 }
 
-/** `url` with its host and port replaced by the proxy's. */
-function viaProxy(url: string, proxy: TcpProxy): string {
-  const parsed = new URL(url);
-  parsed.hostname = '127.0.0.1';
-  parsed.port = String(proxy.port);
-  return parsed.toString();
-}
-
 export async function startSoakSystem(settings: SoakSettings): Promise<SoakSystem> {
   const redis = await PrivateRedis.start({
     appendOnly: true,
@@ -98,7 +97,7 @@ export async function startSoakSystem(settings: SoakSettings): Promise<SoakSyste
     LOG_LEVEL: 'warn',
     REDIS_URL: redis.url,
     QUEUE_PREFIX: 'soak',
-    DATABASE_URL: viaProxy(database.url, postgres),
+    DATABASE_URL: throughProxy(database.url, postgres),
     WEBHOOK_SECRETS: '',
     ...sandbox.env,
     RECORD_TTL_SECONDS: String(settings.recordTtlSeconds),
