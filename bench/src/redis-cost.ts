@@ -52,7 +52,7 @@ async function nameScripts(stage: Stage, databaseUrl: string): Promise<ScriptNam
   try {
     await measureRound(stage, NAMING_WEBHOOKS, databaseUrl);
   } finally {
-    namer.stop();
+    await namer.stop();
   }
   return namer;
 }

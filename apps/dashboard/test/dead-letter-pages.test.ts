@@ -2,9 +2,9 @@
 // dead letter exactly once while new ones arrive, filters that page too, and a page that reads
 // from Redis only what it answers (watched with MONITOR on the test's own keys).
 import type { Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ActionJobData } from '@pw/shared';
+import { RedisMonitor, testRedisUrl } from '@pw/test-utils';
 import { failedActions, standInWorker, startDashboard } from './harness.js';
 import type { DashboardHarness, DeadLetterSpec } from './harness.js';
 
@@ -154,17 +154,16 @@ describe("a dry run of the dead letters' replay", () => {
 
 /** The commands on the test's own keys that `during` makes Redis run (Redis MONITOR). */
 async function watchCommands(harness: DashboardHarness, during: () => Promise<void>) {
-  const monitor: Redis = await harness.redis.monitor();
+  const monitor = await RedisMonitor.start(testRedisUrl());
   const seen: string[][] = [];
-  monitor.on('monitor', (_time: string, args: string[]) => {
+  monitor.onCommand(({ args }) => {
     if (args.some((arg) => arg.startsWith(`${harness.prefix}:`))) seen.push(args);
   });
   try {
     await during();
-    // MONITOR's feed trails the replies a little.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await monitor.settle();
   } finally {
-    monitor.disconnect();
+    monitor.stop();
   }
   return seen;
 }

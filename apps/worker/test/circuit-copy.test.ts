@@ -1,6 +1,5 @@
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PrivateRedis } from '@pw/test-utils';
+import { PrivateRedis, RedisMonitor } from '@pw/test-utils';
 import { circuitTarget } from '../src/config.js';
 import { webhookJob } from './fixtures.js';
 import { startWorkerHarness } from './harness.js';
@@ -25,24 +24,14 @@ interface Seen {
 
 /** Every command Redis runs while `during` does, as MONITOR reports it. */
 async function watch(during: () => Promise<void>): Promise<Seen[]> {
-  const monitor = await new Redis(server.url).monitor();
+  const monitor = await RedisMonitor.start(server.url);
   const seen: Seen[] = [];
-  const marker = `end of watch ${Math.random()}`;
-  const ended = new Promise<void>((resolve) =>
-    monitor.on('monitor', (_time: string, args: string[], source: string) => {
-      if (args[1] === marker) resolve();
-      else seen.push({ source, args });
-    }),
-  );
-  const client = new Redis(server.url);
+  monitor.onCommand(({ source, args }) => seen.push({ source, args }));
   try {
     await during();
-    // Every command before the marker has been reported once the marker is.
-    await client.echo(marker);
-    await ended;
+    await monitor.settle();
   } finally {
-    client.disconnect();
-    monitor.disconnect();
+    monitor.stop();
   }
   return seen;
 }

@@ -9,7 +9,8 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { RedisMonitor } from '@pw/test-utils';
 import type { CommandFigure } from './command-stats.js';
 
 const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
@@ -43,7 +44,7 @@ export class ScriptNamer {
   private readonly openings: Map<string, string>;
   /** The texts seen loaded, by SHA1. */
   private readonly texts = new Map<string, string>();
-  private monitor: Redis | undefined;
+  private monitor: RedisMonitor | undefined;
 
   /** `luaFolders`: the folders of the project's `.lua` files. */
   constructor(luaFolders: readonly string[]) {
@@ -53,21 +54,21 @@ export class ScriptNamer {
 
   /** Starts watching `url` for scripts being loaded. */
   async watch(url: string): Promise<void> {
-    // `monitor()` opens a connection of its own.
-    const client = new Redis(url);
-    const monitor = await client.monitor().finally(() => client.disconnect());
-    monitor.on('monitor', (_time: string, args: string[]) => {
+    const monitor = await RedisMonitor.start(url);
+    monitor.onCommand(({ args }) => {
       const command = args[0]?.toLowerCase();
-      if (command === 'eval' && args[1]) this.learn(unescapeMonitorArg(args[1]));
+      if (command === 'eval' && args[1]) this.learn(args[1]);
       if (command === 'script' && args[1]?.toLowerCase() === 'load' && args[2]) {
-        this.learn(unescapeMonitorArg(args[2]));
+        this.learn(args[2]);
       }
     });
     this.monitor = monitor;
   }
 
-  stop(): void {
-    this.monitor?.disconnect();
+  /** Stops watching, once every script loaded so far has been seen. */
+  async stop(): Promise<void> {
+    await this.monitor?.settle();
+    this.monitor?.stop();
   }
 
   /** The script's name, or its SHA1's first 12 characters when its text was never seen. */
@@ -89,20 +90,6 @@ export class ScriptNamer {
     const file = this.openings.get(text.slice(0, OPENING));
     this.names.set(sha, file ? `lua ${file}` : `script ${sha.slice(0, 12)}`);
   }
-}
-
-const ESCAPES: Record<string, string> = { n: '\n', r: '\r', t: '\t', a: '\x07', b: '\b' };
-
-/**
- * A MONITOR argument as the client sent it: Redis quotes it (`sdscatrepr`), ioredis undoes only
- * the escaped quotes.
- */
-export function unescapeMonitorArg(arg: string): string {
-  return arg.replace(/\\(x[0-9a-f]{2}|[\\nrtab"])/g, (_, code: string) =>
-    code.startsWith('x')
-      ? String.fromCharCode(parseInt(code.slice(1), 16))
-      : (ESCAPES[code] ?? code),
-  );
 }
 
 /** Sets Redis to log every command, keeping up to `maxEntries` of them. */

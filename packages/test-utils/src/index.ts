@@ -14,3 +14,4 @@ export * from './test-postgres.js';
 export * from './tcp-proxy.js';
 export * from './open-circuit.js';
 export * from './private-database.js';
+export * from './redis-monitor.js';
