@@ -16,6 +16,8 @@ const DIFFERENCES = new Set([
   'ingress_cost_pct',
   'ingress_cost_vs_main_run_pct',
   'aof_cost_pct',
+  'always_raw_enqueue_cost_pct',
+  'always_ingress_cost_pct',
   // Times the latency phase halved its rate to find one the worker sustains.
   'halvings',
   // Counts of things that should not happen.
