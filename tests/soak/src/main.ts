@@ -9,7 +9,7 @@ import { runFaults, schedule } from './faults.js';
 import type { FaultRecord } from './faults.js';
 import { parseSoakArgs, USAGE } from './options.js';
 import type { SoakOptions } from './options.js';
-import { startSoakSystem } from './system.js';
+import { startSoakSystem, Teardown } from './system.js';
 import type { SoakSystem } from './system.js';
 import { drive, plan } from './traffic.js';
 
@@ -110,13 +110,17 @@ export interface SoakReport {
   failures: string[];
 }
 
-async function soak(options: SoakOptions): Promise<SoakReport> {
+async function soak(options: SoakOptions, teardown: Teardown): Promise<SoakReport> {
   const startedAt = new Date();
   log(`starting the system (Redis appendfsync ${options.fsync})`);
-  const system = await startSoakSystem({
-    fsync: options.fsync,
-    recordTtlSeconds: options.recordTtlSeconds,
-  });
+  const system = await startSoakSystem(
+    { fsync: options.fsync, recordTtlSeconds: options.recordTtlSeconds },
+    teardown,
+  );
+  const { user, password } = system.credentials;
+  log(`up: ingress ${system.ingressUrls.join(' ')}, Redis ${system.redis.url}`);
+  log(`record store schema ${system.storeSchema}`);
+  log(`dashboard ${system.dashboardUrl} (user ${user}, password ${password})`);
   try {
     const baseline = await keyBytes(system);
     const events = plan({ ...options, ingressUrls: system.ingressUrls });
@@ -252,7 +256,29 @@ try {
   process.stderr.write(`${(error as Error).message}\n${USAGE}\n`);
   process.exit(2);
 }
-const report = await soak(options);
+const teardown = new Teardown();
+let interrupted = false;
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+] as const) {
+  // The apps run in process groups of their own: Ctrl-C reaches the soak alone, which stops them.
+  process.on(signal, () => {
+    if (interrupted) return;
+    interrupted = true;
+    log(`${signal}: stopping the system`);
+    void teardown.run().finally(() => process.exit(code));
+  });
+}
+// Once interrupted, the run's end is the clean-up's: what the run does meanwhile does not count.
+const ending = new Promise<never>(() => undefined);
+const report = await soak(options, teardown).then(
+  (done) => (interrupted ? ending : done),
+  (error: unknown) => {
+    if (interrupted) return ending;
+    throw error;
+  },
+);
 process.stdout.write(`${table(report)}\n`);
 if (options.report) await writeFile(options.report, `${JSON.stringify(report, null, 2)}\n`);
 process.exit(report.exit_status);

@@ -67,6 +67,8 @@ export interface SoakSystem {
   postgres: TcpProxy;
   /** The record store's connection string (through the proxy's far side: never cut). */
   storeUrl: string;
+  /** The record store's schema, the soak's own. */
+  storeSchema: string;
   ingressUrls: string[];
   dashboardUrl: string;
   credentials: { user: string; password: string };
@@ -78,19 +80,54 @@ export interface SoakSystem {
   stop(): Promise<void>;
 }
 
-export async function startSoakSystem(settings: SoakSettings): Promise<SoakSystem> {
+/** What has been started so far, stopped in the reverse order, once, however often it is asked. */
+export class Teardown {
+  private readonly steps: (() => Promise<unknown>)[] = [];
+  private running: Promise<void> | undefined;
+
+  add(step: () => Promise<unknown>): void {
+    this.steps.push(step);
+  }
+
+  /** True once `run` has been called: nothing more may start. */
+  get stopping(): boolean {
+    return this.running !== undefined;
+  }
+
+  run(): Promise<void> {
+    this.running ??= (async () => {
+      for (const step of this.steps.reverse()) {
+        await step().catch((error: unknown) => console.error(error));
+      }
+    })();
+    return this.running;
+  }
+}
+
+/**
+ * Starts the system, giving `teardown` each part as it starts: a soak interrupted while starting
+ * stops what had started.
+ */
+export async function startSoakSystem(
+  settings: SoakSettings,
+  teardown: Teardown,
+): Promise<SoakSystem> {
   const redis = await PrivateRedis.start({
     appendOnly: true,
     args: ['--appendfsync', settings.fsync],
   });
+  teardown.add(() => redis.destroy());
   const database = await privateDatabase(`soak_${Date.now().toString(36)}`);
+  teardown.add(() => database.close());
   const target = new URL(database.url);
   const postgres = await startTcpProxy({
     host: target.hostname,
     port: Number(target.port || 5432),
   });
+  teardown.add(() => postgres.close());
   // Tokens short-lived, so that an outage of the identity provider is felt within the run.
   const sandbox = await startSandbox({ accessTokenTtlSeconds: 20 });
+  teardown.add(() => sandbox.stop());
   const credentials = { user: 'soak', password: 'soak-dashboard-password' };
   const common: Record<string, string> = {
     NODE_ENV: 'development',
@@ -113,6 +150,8 @@ export async function startSoakSystem(settings: SoakSettings): Promise<SoakSyste
     DASHBOARD_PASSWORD: credentials.password,
   };
   const apps: App[] = [];
+  // Each app as it runs now (a fault may have restarted it).
+  teardown.add(() => Promise.all(apps.map((app) => app.run.stop('SIGTERM', 10_000))));
   for (const kind of APP_KINDS) {
     for (let index = 0; index < COUNTS[kind]; index++) {
       const env: Record<string, string> = { ...common };
@@ -131,12 +170,14 @@ export async function startSoakSystem(settings: SoakSettings): Promise<SoakSyste
     sandbox,
     postgres,
     storeUrl: database.url,
+    storeSchema: database.schema,
     ingressUrls: apps.filter((a) => a.kind === 'ingress').map((a) => local(a.env.INGRESS_PORT)),
     dashboardUrl: local(dashboard.env.DASHBOARD_PORT),
     credentials,
     apps,
     async restart(app) {
       await app.run.stop('SIGKILL');
+      if (teardown.stopping) throw new Error('the soak is stopping');
       app.run = launch(app.kind, app.env);
       await ready(app);
     },
@@ -144,11 +185,7 @@ export async function startSoakSystem(settings: SoakSettings): Promise<SoakSyste
       await redis.kill();
       await redis.resume();
     },
-    async stop() {
-      await Promise.all(apps.map((app) => app.run.stop('SIGTERM', 10_000)));
-      await Promise.all([sandbox.stop(), postgres.close(), redis.destroy()]);
-      await database.close();
-    },
+    stop: () => teardown.run(),
   };
 }
 
