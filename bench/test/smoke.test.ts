@@ -128,3 +128,27 @@ describe('npm run bench:profile and bench:ingress-flags -- --quick', () => {
     }
   });
 });
+
+describe('npm run bench:round-trips', () => {
+  it('gives what each call costs Redis alone and pipelined, and the record change applied', async () => {
+    const run = ChildRun.start(
+      ['npm', 'run', '-s', 'bench:round-trips', '--', '--calls', '300', '--rounds', '1'],
+      {},
+    );
+    expect(await run.exited, run.output).toBe(0);
+    const rows = [...run.output.matchAll(/^\| (.+?) \| ([\d.]+) \| ([\d.]+) \| (-?[\d.]+) \|$/gm)];
+    expect(
+      rows.map((row) => row[1]),
+      run.output,
+    ).toEqual([
+      'HSET of one field',
+      'EVALSHA of a script that does nothing',
+      'outcome-change-3.lua, an action completed',
+    ]);
+    for (const row of rows) {
+      // Alone, a call costs Redis something; the difference is the bench's to report.
+      expect(Number(row[2]), row[1]).toBeGreaterThan(0);
+      expect(Number.isFinite(Number(row[4])), row[1]).toBe(true);
+    }
+  });
+});
