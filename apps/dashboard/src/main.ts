@@ -68,24 +68,21 @@ const rules = new RulesStore(redis, {
 });
 // A released quarantined webhook is taken in as the ingress takes any: in its partition, its action
 // jobs with the deployment's retry policy. The deduplication settings play no part in a release.
-const quarantine =
+const releases =
   records &&
-  new Quarantine({
-    intake: new PartitionedIntake(
-      redis,
-      partitions,
-      {
-        dedupWindowSeconds: 0,
-        maxClockSkewSeconds: 0,
-        recordTtlSeconds: config.RECORD_TTL_SECONDS,
-        actionsConfig: config.actions,
-        retry: retryPolicy(config),
-      },
-      guard,
-    ),
-    records,
-    rules,
-  });
+  new PartitionedIntake(
+    redis,
+    partitions,
+    {
+      dedupWindowSeconds: 0,
+      maxClockSkewSeconds: 0,
+      recordTtlSeconds: config.RECORD_TTL_SECONDS,
+      actionsConfig: config.actions,
+      retry: retryPolicy(config),
+    },
+    guard,
+  );
+const quarantine = records && releases && new Quarantine({ intake: releases, records, rules });
 
 const app = createDashboard({
   queues: actions.all,
@@ -145,6 +142,6 @@ server.on('error', (error) => {
 onShutdownSignals(log, async (signal) => {
   log.info({ signal }, 'stopping');
   await closeServer(server, config.SHUTDOWN_GRACE_MS, log);
-  await Promise.all([actions.close(), records?.close()]).catch(() => undefined);
+  await Promise.all([actions.close(), releases?.close(), records?.close()]).catch(() => undefined);
   redis.disconnect();
 });
