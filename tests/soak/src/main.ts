@@ -114,12 +114,11 @@ async function soak(options: SoakOptions, teardown: Teardown): Promise<SoakRepor
   const startedAt = new Date();
   log(`starting the system (Redis appendfsync ${options.fsync})`);
   const system = await startSoakSystem(
-    { fsync: options.fsync, recordTtlSeconds: options.recordTtlSeconds },
+    { fsync: options.fsync, recordTtlSeconds: options.recordTtlSeconds, log },
     teardown,
   );
   const { user, password } = system.credentials;
-  log(`up: ingress ${system.ingressUrls.join(' ')}, Redis ${system.redis.url}`);
-  log(`record store schema ${system.storeSchema}`);
+  log(`up: ingress ${system.ingressUrls.join(' ')}`);
   log(`dashboard ${system.dashboardUrl} (user ${user}, password ${password})`);
   try {
     const baseline = await keyBytes(system);
@@ -274,8 +273,10 @@ for (const [signal, code] of [
 const ending = new Promise<never>(() => undefined);
 const report = await soak(options, teardown).then(
   (done) => (interrupted ? ending : done),
-  (error: unknown) => {
+  async (error: unknown) => {
     if (interrupted) return ending;
+    // A system that failed to start has not reached the run's own clean-up.
+    await teardown.run();
     throw error;
   },
 );

@@ -51,6 +51,8 @@ export interface SoakSettings {
   fsync: 'always' | 'everysec';
   /** `RECORD_TTL_SECONDS` of the apps: how long finished records stay in Redis. */
   recordTtlSeconds: number;
+  /** Told where each part is as it starts. */
+  log: (line: string) => void;
 }
 
 export interface App {
@@ -67,8 +69,6 @@ export interface SoakSystem {
   postgres: TcpProxy;
   /** The record store's connection string (through the proxy's far side: never cut). */
   storeUrl: string;
-  /** The record store's schema, the soak's own. */
-  storeSchema: string;
   ingressUrls: string[];
   dashboardUrl: string;
   credentials: { user: string; password: string };
@@ -104,6 +104,35 @@ export class Teardown {
   }
 }
 
+const credentials = { user: 'soak', password: 'soak-dashboard-password' };
+
+/** What every app is started with. */
+const appSettings = (
+  settings: SoakSettings,
+  redisUrl: string,
+  databaseUrl: string,
+  sandbox: Sandbox,
+): Record<string, string> => ({
+  NODE_ENV: 'development',
+  LOG_LEVEL: 'warn',
+  REDIS_URL: redisUrl,
+  QUEUE_PREFIX: 'soak',
+  DATABASE_URL: databaseUrl,
+  WEBHOOK_SECRETS: '',
+  ...sandbox.env,
+  RECORD_TTL_SECONDS: String(settings.recordTtlSeconds),
+  // Enough tries that no outage of the schedule uses them up; short, so the soak drains soon.
+  ACTION_ATTEMPTS: '30',
+  ACTION_BACKOFF: 'fixed',
+  ACTION_BACKOFF_DELAY_MS: '500',
+  API_TIMEOUT_MS: '2000',
+  CIRCUIT_PROBE_INTERVAL_MS: '1000',
+  // A killed worker's jobs are taken up again within seconds, not BullMQ's 30.
+  WORKER_LOCK_MS: '5000',
+  DASHBOARD_USER: credentials.user,
+  DASHBOARD_PASSWORD: credentials.password,
+});
+
 /**
  * Starts the system, giving `teardown` each part as it starts: a soak interrupted while starting
  * stops what had started.
@@ -117,8 +146,10 @@ export async function startSoakSystem(
     args: ['--appendfsync', settings.fsync],
   });
   teardown.add(() => redis.destroy());
+  settings.log(`Redis ${redis.url}`);
   const database = await privateDatabase(`soak_${Date.now().toString(36)}`);
   teardown.add(() => database.close());
+  settings.log(`record store schema ${database.schema}`);
   const target = new URL(database.url);
   const postgres = await startTcpProxy({
     host: target.hostname,
@@ -128,27 +159,7 @@ export async function startSoakSystem(
   // Tokens short-lived, so that an outage of the identity provider is felt within the run.
   const sandbox = await startSandbox({ accessTokenTtlSeconds: 20 });
   teardown.add(() => sandbox.stop());
-  const credentials = { user: 'soak', password: 'soak-dashboard-password' };
-  const common: Record<string, string> = {
-    NODE_ENV: 'development',
-    LOG_LEVEL: 'warn',
-    REDIS_URL: redis.url,
-    QUEUE_PREFIX: 'soak',
-    DATABASE_URL: throughProxy(database.url, postgres),
-    WEBHOOK_SECRETS: '',
-    ...sandbox.env,
-    RECORD_TTL_SECONDS: String(settings.recordTtlSeconds),
-    // Enough tries that no outage of the schedule uses them up; short, so the soak drains soon.
-    ACTION_ATTEMPTS: '30',
-    ACTION_BACKOFF: 'fixed',
-    ACTION_BACKOFF_DELAY_MS: '500',
-    API_TIMEOUT_MS: '2000',
-    CIRCUIT_PROBE_INTERVAL_MS: '1000',
-    // A killed worker's jobs are taken up again within seconds, not BullMQ's 30.
-    WORKER_LOCK_MS: '5000',
-    DASHBOARD_USER: credentials.user,
-    DASHBOARD_PASSWORD: credentials.password,
-  };
+  const common = appSettings(settings, redis.url, throughProxy(database.url, postgres), sandbox);
   const apps: App[] = [];
   // Each app as it runs now (a fault may have restarted it).
   teardown.add(() => Promise.all(apps.map((app) => app.run.stop('SIGTERM', 10_000))));
@@ -170,7 +181,6 @@ export async function startSoakSystem(
     sandbox,
     postgres,
     storeUrl: database.url,
-    storeSchema: database.schema,
     ingressUrls: apps.filter((a) => a.kind === 'ingress').map((a) => local(a.env.INGRESS_PORT)),
     dashboardUrl: local(dashboard.env.DASHBOARD_PORT),
     credentials,
