@@ -1,7 +1,7 @@
 // A run's figures: each part's Redis work per action (per job for the baseline), the medians over
 // the rounds, and the ratios of the system's path to the raw baseline's.
 import { median, ratio } from '../results.js';
-import type { KindFigure } from './key-kinds.js';
+import type { KindFigure } from '@pw/test-utils';
 import type { Window } from './meter.js';
 
 /** The parts measured: the system's path, then the raw BullMQ baseline's. */

@@ -1,46 +1,8 @@
-// What a run's keys hold in Redis: each key's `MEMORY USAGE` (every element counted, SAMPLES 0),
-// grouped by kind; and a wait, by polling, until the keys due to expire within a window are gone.
+// A wait, by polling, until the keys due to expire within a window are gone (what the keys hold:
+// test-utils' `memoryByKind`).
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { groupByKind } from './key-kinds.js';
-import type { KindFigure } from './key-kinds.js';
-
-/** Every key matching `pattern`, by SCAN. */
-export async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
-  const found: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, batch] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    cursor = next;
-    found.push(...batch);
-  } while (cursor !== '0');
-  return [...new Set(found)];
-}
-
-/** `MEMORY USAGE key SAMPLES 0` of each key, in pipelines of 500; a key gone meanwhile is left out. */
-export async function keySizes(redis: Redis, keys: readonly string[]): Promise<[string, number][]> {
-  const sizes: [string, number][] = [];
-  for (let i = 0; i < keys.length; i += 500) {
-    const batch = keys.slice(i, i + 500);
-    const pipeline = redis.pipeline();
-    for (const key of batch) pipeline.call('MEMORY', 'USAGE', key, 'SAMPLES', '0');
-    const replies = (await pipeline.exec()) ?? [];
-    replies.forEach(([, bytes], j) => {
-      if (typeof bytes === 'number') sizes.push([batch[j]!, bytes]);
-    });
-  }
-  return sizes;
-}
-
-/** Keys and bytes per kind of the keys matching `<prefix>:*` (or `pattern`). */
-export async function memoryByKind(
-  redis: Redis,
-  prefix: string,
-  queues: readonly string[],
-  pattern = `${prefix}:*`,
-): Promise<Map<string, KindFigure>> {
-  return groupByKind(await keySizes(redis, await scanKeys(redis, pattern)), prefix, queues);
-}
+import { scanKeys } from '@pw/test-utils';
 
 /** The keys under `prefix` whose time to live is at most `withinMs`. */
 export async function keysExpiringWithin(

@@ -5,8 +5,9 @@ import { Queue } from 'bullmq';
 import { QUEUE_NAMES, QUEUE_STREAMS, recordStreamKey } from '@pw/shared';
 import type { ActionJobData } from '@pw/shared';
 import { RAW_QUEUE, rawJobsFromBacklog } from '../phases/raw-http.js';
-import type { KindFigure } from './key-kinds.js';
-import { keysExpiringWithin, memoryByKind, untilGone } from './memory.js';
+import type { KindFigure } from '@pw/test-utils';
+import { memoryByKind } from '@pw/test-utils';
+import { keysExpiringWithin, untilGone } from './memory.js';
 import type { Window } from './meter.js';
 import {
   intakeWindow,

@@ -15,3 +15,5 @@ export * from './tcp-proxy.js';
 export * from './open-circuit.js';
 export * from './private-database.js';
 export * from './redis-monitor.js';
+export * from './redis-key-kinds.js';
+export * from './redis-memory.js';

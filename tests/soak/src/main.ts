@@ -3,13 +3,16 @@
 // Exits 0 only when every check holds.
 import { writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
+import { QUEUE_NAMES } from '@pw/shared';
+import { BOUNDED_KINDS, groupByKind, keySizes, scanKeys } from '@pw/test-utils';
+import type { KindFigure } from '@pw/test-utils';
 import { completionTimes, finalCount, findings, percentiles, readStore } from './checks.js';
 import type { Findings } from './checks.js';
 import { runFaults, schedule } from './faults.js';
 import type { FaultRecord } from './faults.js';
 import { parseSoakArgs, USAGE } from './options.js';
 import type { SoakOptions } from './options.js';
-import { startSoakSystem, Teardown } from './system.js';
+import { QUEUE_PREFIX, startSoakSystem, Teardown } from './system.js';
 import type { SoakSystem } from './system.js';
 import { drive, plan } from './traffic.js';
 
@@ -20,30 +23,48 @@ const log = (line: string) => process.stdout.write(`soak: ${line}\n`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * What the system's keys hold in Redis: the sum of every key's `MEMORY USAGE` (its elements all
- * counted), as the bench measures a finished webhook's bytes (docs/redis-cost.md).
+ * What the system's keys hold in Redis, by kind (`MEMORY USAGE`, as the bench reads them), but for
+ * the keys that name one of the webhooks `leftOut`.
  */
-async function keyBytes(system: SoakSystem): Promise<number> {
+async function keyBytes(
+  system: SoakSystem,
+  leftOut: readonly string[] = [],
+): Promise<Map<string, KindFigure>> {
   const redis = system.redis.client();
   try {
-    let total = 0;
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'COUNT', 1000);
-      cursor = next;
-      const pipeline = redis.pipeline();
-      for (const key of keys) pipeline.call('MEMORY', 'USAGE', key, 'SAMPLES', '0');
-      for (const [, bytes] of (await pipeline.exec()) ?? []) {
-        if (typeof bytes === 'number') total += bytes;
-      }
-    } while (cursor !== '0');
-    return total;
+    const keys = (await scanKeys(redis, `${QUEUE_PREFIX}:*`)).filter(
+      (key) => !leftOut.some((webhookId) => key.includes(webhookId)),
+    );
+    return groupByKind(await keySizes(redis, keys), QUEUE_PREFIX, [QUEUE_NAMES.actions]);
   } finally {
     redis.disconnect();
   }
 }
 
-/** BullMQ removes completed jobs past their age only as later jobs complete: a few more, drained. */
+/**
+ * How the keys grew over the run: bytes per finished webhook in the kinds that grow with
+ * webhooks, and bytes in all in the kinds bounded whatever the traffic (BullMQ's capped events
+ * stream, its queue sets, the per-minute counts), which a short run would otherwise spread over too
+ * few webhooks.
+ */
+function growth(before: Map<string, KindFigure>, after: Map<string, KindFigure>, webhooks: number) {
+  let growing = 0;
+  let shared = 0;
+  const byKind: Record<string, number> = {};
+  for (const [kind, { bytes }] of after) {
+    const grown = bytes - (before.get(kind)?.bytes ?? 0);
+    byKind[kind] = grown;
+    if (BOUNDED_KINDS.has(kind)) shared += grown;
+    else growing += grown;
+  }
+  return {
+    bytes_per_webhook: Math.round(growing / Math.max(1, webhooks)),
+    shared_bytes: shared,
+    grown_by_kind: byKind,
+  };
+}
+
+/** Webhooks of the sweep (`redisGrowth`). */
 const SWEEP = 10;
 
 async function ledger(system: SoakSystem, from: Date) {
@@ -71,7 +92,17 @@ async function drain(system: SoakSystem, ids: string[], seconds: number) {
 }
 
 /** Redis's bytes per finished webhook: the keys' growth over the run, once swept. */
-async function bytesPerWebhook(system: SoakSystem, baseline: number, webhooks: number) {
+/**
+ * Redis's growth over the run, once its finished records have expired. BullMQ removes completed
+ * jobs past their age only as later jobs complete, so a few more webhooks go through the whole
+ * path first; their own jobs and records, the newest, stay whatever the run's length, and are left
+ * out (the bench counts them, spread over its 2,000 webhooks a round).
+ */
+async function redisGrowth(
+  system: SoakSystem,
+  baseline: Map<string, KindFigure>,
+  webhooks: number,
+) {
   const sweep = plan({ webhooks: SWEEP, rate: 10, ingressUrls: [], invalidShare: 0, pairShare: 0 });
   const swept = await drive(sweep, {
     webhooks: SWEEP,
@@ -80,12 +111,9 @@ async function bytesPerWebhook(system: SoakSystem, baseline: number, webhooks: n
     redeliveryShare: 0,
     giveUpAt: () => Date.now() + 60_000,
   });
-  await drain(
-    system,
-    swept.flatMap((d) => (d.ack ? [d.ack.webhook_id] : [])),
-    60,
-  );
-  return Math.round(((await keyBytes(system)) - baseline) / Math.max(1, webhooks + SWEEP));
+  const sweptIds = swept.flatMap((d) => (d.ack ? [d.ack.webhook_id] : []));
+  await drain(system, sweptIds, 60);
+  return growth(baseline, await keyBytes(system, sweptIds), webhooks);
 }
 
 export interface SoakReport {
@@ -98,7 +126,15 @@ export interface SoakReport {
   faults: FaultRecord[];
   findings: Findings;
   ledger: Record<string, unknown>;
-  redis: { bytes_per_webhook: number; bound: number };
+  redis: {
+    /** Per finished webhook, in the kinds of key that grow with webhooks. */
+    bytes_per_webhook: number;
+    bound: number;
+    /** In all, in the kinds bounded whatever the traffic (`BOUNDED_KINDS`). */
+    shared_bytes: number;
+    /** Bytes each kind of key grew by over the run. */
+    grown_by_kind: Record<string, number>;
+  };
   latency_ms: {
     ack: ReturnType<typeof percentiles>;
     action_completion: ReturnType<typeof percentiles>;
@@ -145,9 +181,9 @@ async function soak(options: SoakOptions, teardown: Teardown): Promise<SoakRepor
     await sleep((options.recordTtlSeconds + 5) * 1000);
     const store = await readStore(system.storeUrl, acked);
     const found = findings(deliveries, store, system.sandbox.api.calls);
-    const bytes = await bytesPerWebhook(system, baseline, acked.length);
+    const memory = await redisGrowth(system, baseline, acked.length);
     const book = await ledger(system, new Date(startedAt.getTime() - 60_000));
-    const failures = judge(found, book, bytes, deliveries.length - acked.length);
+    const failures = judge(found, book, memory.bytes_per_webhook, deliveries.length - acked.length);
     return {
       command: `npm run soak -- ${process.argv.slice(2).join(' ')}`.trim(),
       machine: {
@@ -166,7 +202,7 @@ async function soak(options: SoakOptions, teardown: Teardown): Promise<SoakRepor
       faults,
       findings: found,
       ledger: book,
-      redis: { bytes_per_webhook: bytes, bound: BYTES_PER_WEBHOOK_BOUND },
+      redis: { ...memory, bound: BYTES_PER_WEBHOOK_BOUND },
       latency_ms: {
         ack: percentiles(deliveries.flatMap((d) => (d.ack ? [d.ack.latencyMs] : []))),
         action_completion: percentiles(completionTimes(store)),
@@ -228,6 +264,7 @@ function table(report: SoakReport): string {
     ['calls repeating an applied key', f.effects.repeated_calls],
     ['ledger balanced', String(report.ledger.balanced)],
     ['Redis bytes per webhook', `${report.redis.bytes_per_webhook} (bound ${report.redis.bound})`],
+    ['Redis bytes in bounded kinds', report.redis.shared_bytes],
     ['ack latency p50/p95/p99/max ms', Object.values(report.latency_ms.ack).join(' / ')],
     [
       'action completion p50/p95/p99/max ms',

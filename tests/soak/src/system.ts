@@ -15,6 +15,9 @@ import {
 } from '@pw/test-utils';
 import type { TcpProxy } from '@pw/test-utils';
 
+/** The apps' `QUEUE_PREFIX` (one partition: the keys' prefix too). */
+export const QUEUE_PREFIX = 'soak';
+
 export const APP_KINDS = ['ingress', 'worker', 'recorder', 'dashboard'] as const;
 export type AppKind = (typeof APP_KINDS)[number];
 
@@ -116,7 +119,7 @@ const appSettings = (
   NODE_ENV: 'development',
   LOG_LEVEL: 'warn',
   REDIS_URL: redisUrl,
-  QUEUE_PREFIX: 'soak',
+  QUEUE_PREFIX,
   DATABASE_URL: databaseUrl,
   WEBHOOK_SECRETS: '',
   ...sandbox.env,

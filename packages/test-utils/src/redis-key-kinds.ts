@@ -34,6 +34,23 @@ function bullmqKinds(queues: readonly string[]): (readonly [string, RegExp])[] {
 }
 
 /**
+ * The kinds whose size does not grow with the webhooks that pass, whatever the traffic: BullMQ's
+ * events stream (capped) and its queue sets and lists (the hash tables they grew to), the
+ * per-minute counts (kept for a while), circuits, action limits, the rules, the partition count.
+ * Every other kind, one not named here included, counts as growing with each webhook.
+ */
+export const BOUNDED_KINDS: ReadonlySet<string> = new Set([
+  'bullmq events stream',
+  'bullmq queue sets and lists',
+  'ingress counts',
+  'action counts',
+  'circuits',
+  'action limits',
+  'rules',
+  'partitions',
+]);
+
+/**
  * The kind of `key`, one of the run's under `prefix` (BullMQ's in `queues`): a name from the
  * tables above, or else the key's path with each segment that holds a digit replaced by `*`.
  */

@@ -1,8 +1,8 @@
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { redisPerTest, testRedisUrl } from '@pw/test-utils';
-import { keyKind } from './key-kinds.js';
-import { memoryByKind } from './memory.js';
+import { redisPerTest, testRedisUrl } from './test-redis.js';
+import { keyKind } from './redis-key-kinds.js';
+import { memoryByKind } from './redis-memory.js';
 
 const QUEUES = ['actions'];
 
