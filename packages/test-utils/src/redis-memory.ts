@@ -40,4 +40,3 @@ export async function memoryByKind(
 ): Promise<Map<string, KindFigure>> {
   return groupByKind(await keySizes(redis, await scanKeys(redis, pattern)), prefix, queues);
 }
-

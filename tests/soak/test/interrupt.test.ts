@@ -4,7 +4,8 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import pg from 'pg';
-import { ChildRun, testDatabaseUrl } from '@pw/test-utils';
+import { testDatabaseUrl } from '@pw/test-utils';
+import { startSoak } from './soak-run.js';
 
 /** Whether something accepts connections at `url`'s host and port. */
 const listening = (url: string) =>
@@ -36,16 +37,8 @@ afterAll(async () => {
 const schemaExists = async (schema: string) =>
   (await store.query('select 1 from pg_namespace where nspname = $1', [schema])).rowCount === 1;
 
-function soak(args: string[], env: Record<string, string> = {}) {
-  return ChildRun.start(
-    [process.execPath, '--import', 'tsx', 'tests/soak/src/main.ts', ...args],
-    { DATABASE_URL: testDatabaseUrl(), ...env },
-    { name: 'soak', killAfterMs: 60_000 },
-  );
-}
-
 it('on SIGINT while sending, stops every app, its Redis and its schema, and exits 130', async () => {
-  const run = soak(['--webhooks', '100000', '--rate', '20', '--faults', 'none']);
+  const run = startSoak(['--webhooks', '100000', '--rate', '20', '--faults', 'none']);
   await run.printed('soak: sending');
   const redis = found(run.output, /soak: Redis (\S+)/);
   const schema = found(run.output, /record store schema (\S+)/);
@@ -66,7 +59,7 @@ it('on SIGINT while sending, stops every app, its Redis and its schema, and exit
 
 it('when an app cannot start, stops what had started and exits 1 saying why', async () => {
   // The ingress refuses a body limit of 0 at start-up; the other apps start.
-  const run = soak(['--webhooks', '10', '--faults', 'none'], { MAX_BODY_BYTES: '0' });
+  const run = startSoak(['--webhooks', '10', '--faults', 'none'], { MAX_BODY_BYTES: '0' });
   expect(await run.exited, run.output.slice(-2000)).toBe(1);
   expect(run.output).toMatch(/ingress .*exited/);
   expect(run.output).toContain('MAX_BODY_BYTES');
