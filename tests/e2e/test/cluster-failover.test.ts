@@ -9,10 +9,12 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   acknowledgementSchema,
+  actionJobId,
   createRedis,
   duplicateRedis,
   OutcomeStore,
   Partitions,
+  QUEUE_NAMES,
 } from '@pw/shared';
 import type { Acknowledgement, RedisClient } from '@pw/shared';
 import type { Sandbox } from '@pw/sandbox';
@@ -101,6 +103,23 @@ async function deliverMany(count: number, after?: { at: number; run: () => void 
   return results;
 }
 
+/** What BullMQ holds of a webhook not finished in time, and the worker's last words: for a failure. */
+async function stuck(redis: RedisClient, ack: Acknowledgement): Promise<string> {
+  const queue = `${partitions.prefix(partitions.ofWebhookId(ack.webhook_id))}:${QUEUE_NAMES.actions}`;
+  const jobs = await Promise.all(
+    ack.actions_triggered.map(async (action) => {
+      const id = actionJobId(ack.webhook_id, action);
+      const [fields, waiting, active] = await Promise.all([
+        redis.hmget(`${queue}:${id}`, 'processedOn', 'finishedOn', 'attemptsMade', 'failedReason'),
+        redis.lpos(`${queue}:wait`, id),
+        redis.lpos(`${queue}:active`, id),
+      ]);
+      return { id, fields, wait_position: waiting, active_position: active };
+    }),
+  ).catch((error: unknown) => `jobs unreadable: ${String(error)}`);
+  return `jobs of ${queue}: ${JSON.stringify(jobs)}\nworker output:\n${runs[1]!.output.slice(-6000)}`;
+}
+
 describe('a master dies while webhooks arrive', { timeout: 120_000 }, () => {
   it('accepts again once its replica is promoted, and loses or repeats no acknowledged webhook', async () => {
     const masters = await cluster!.masters();
@@ -131,7 +150,9 @@ describe('a master dies while webhooks arrive', { timeout: 120_000 }, () => {
         ack.webhook_id,
         subscriber,
         { timeoutMs: 60_000 },
-      );
+      ).catch(async (error: unknown) => {
+        throw new Error(`${String(error)}\n${await stuck(redis, ack)}`);
+      });
       expect(outcome.state).toBe('completed');
     }
     // One effect per (webhook, action): every expected key called, nothing else.
