@@ -68,12 +68,9 @@ export async function measureRound(
   const rate = bench.options.rate && (bench.options.rate * jobs.length) / webhooks;
   await measured('raw_enqueue', rawEnqueueWindow(stage, jobs, rate));
   await measured('raw_worker', rawWorkerWindow(stage, jobs.length));
-  const rawKinds = await memoryByKind(
-    redis,
-    bench.prefix,
-    [RAW_QUEUE],
-    `${bench.prefix}:${RAW_QUEUE}:*`,
-  );
+  const rawKinds = await memoryByKind(redis, bench.prefix, [RAW_QUEUE], {
+    pattern: `${bench.prefix}:${RAW_QUEUE}:*`,
+  });
   await obliterate(stage, RAW_QUEUE);
   bench.log(`worker: ${jobs.length} actions`);
   await measured('worker', workerWindow(stage, jobs.length));

@@ -31,12 +31,23 @@ export async function keySizes(redis: Redis, keys: readonly string[]): Promise<[
   return sizes;
 }
 
-/** Keys and bytes per kind of the keys matching `<prefix>:*` (or `pattern`). */
+/**
+ * Keys and bytes per kind of the keys matching `<prefix>:*` (or `pattern`), but for those `keep`
+ * turns down.
+ */
 export async function memoryByKind(
   redis: Redis,
   prefix: string,
   queues: readonly string[],
-  pattern = `${prefix}:*`,
+  { pattern = `${prefix}:*`, keep = () => true }: MemoryScan = {},
 ): Promise<Map<string, KindFigure>> {
-  return groupByKind(await keySizes(redis, await scanKeys(redis, pattern)), prefix, queues);
+  const keys = (await scanKeys(redis, pattern)).filter(keep);
+  return groupByKind(await keySizes(redis, keys), prefix, queues);
+}
+
+export interface MemoryScan {
+  /** The keys to read. @defaultValue `<prefix>:*` */
+  pattern?: string;
+  /** Which of them count. @defaultValue all */
+  keep?: (key: string) => boolean;
 }

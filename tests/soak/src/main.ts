@@ -4,7 +4,7 @@
 import { writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { QUEUE_NAMES } from '@pw/shared';
-import { BOUNDED_KINDS, groupByKind, keySizes, scanKeys } from '@pw/test-utils';
+import { BOUNDED_KINDS, memoryByKind } from '@pw/test-utils';
 import type { KindFigure } from '@pw/test-utils';
 import { completionTimes, finalCount, findings, percentiles, readStore } from './checks.js';
 import type { Findings } from './checks.js';
@@ -32,10 +32,9 @@ async function keyBytes(
 ): Promise<Map<string, KindFigure>> {
   const redis = system.redis.client();
   try {
-    const keys = (await scanKeys(redis, `${QUEUE_PREFIX}:*`)).filter(
-      (key) => !leftOut.some((webhookId) => key.includes(webhookId)),
-    );
-    return groupByKind(await keySizes(redis, keys), QUEUE_PREFIX, [QUEUE_NAMES.actions]);
+    return await memoryByKind(redis, QUEUE_PREFIX, [QUEUE_NAMES.actions], {
+      keep: (key) => !leftOut.some((webhookId) => key.includes(webhookId)),
+    });
   } finally {
     redis.disconnect();
   }
@@ -91,7 +90,6 @@ async function drain(system: SoakSystem, ids: string[], seconds: number) {
   }
 }
 
-/** Redis's bytes per finished webhook: the keys' growth over the run, once swept. */
 /**
  * Redis's growth over the run, once its finished records have expired. BullMQ removes completed
  * jobs past their age only as later jobs complete, so a few more webhooks go through the whole
