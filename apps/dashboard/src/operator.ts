@@ -185,6 +185,7 @@ export class Operator {
       if (stored) await outcomes.restore(stored);
     }
     await outcomes.requeued(webhookId, job.data.action);
+    if (!job.data.replayed) await job.updateData({ ...job.data, replayed: true });
     await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
     return true;
   }

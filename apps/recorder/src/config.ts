@@ -5,6 +5,7 @@ import {
   envPort,
   loadConfig,
   recordRetentionEnv,
+  recordTtlEnv,
   withCommonChecks,
 } from '@pw/shared';
 
@@ -13,6 +14,7 @@ export const recorderVariables = {
   ...commonEnv,
   DATABASE_URL: requiredDatabaseUrlEnv,
   RECORD_RETENTION_DAYS: recordRetentionEnv,
+  RECORD_TTL_SECONDS: recordTtlEnv,
   RECORDER_HEALTH_PORT: envPort(3003).meta({
     description: "the recorder's `/healthz` and `/metrics` port",
   }),

@@ -62,6 +62,7 @@ const recorder = new Recorder(
     partitions,
     consumer: `${hostname()}-${process.pid}`,
     retentionDays: config.RECORD_RETENTION_DAYS,
+    recordTtlSeconds: config.RECORD_TTL_SECONDS,
   },
   log,
   metrics,

@@ -1,5 +1,11 @@
-import { fromRecord, ORIGIN_FIELD, streamIdTime, streamIdToSeq } from '@pw/shared';
-import type { AttemptRecord, AuditRecord, AcceptedWebhookRecord, RecordChange } from '@pw/shared';
+import { COMPLETION_KIND, fromRecord, ORIGIN_FIELD, streamIdTime, streamIdToSeq } from '@pw/shared';
+import type {
+  AttemptRecord,
+  AuditRecord,
+  AcceptedWebhookRecord,
+  CompletionEntry,
+  RecordChange,
+} from '@pw/shared';
 
 /** A stream entry as ioredis returns it: its id and its flat field/value list. */
 export type StreamEntry = [id: string, fields: string[]];
@@ -36,6 +42,31 @@ export function parseChange([id, flat]: StreamEntry): RecordChange[] {
           at,
           outcome,
           attempt: attempt && { ...attempt, attempt: action?.attempts ?? 0 },
+        },
+      ];
+    }
+    case COMPLETION_KIND: {
+      const done = data as Partial<CompletionEntry> | null;
+      if (!done?.webhook_id || !done.action || !done.started_at || !done.finished_at) {
+        throw new Error(`entry ${id}: a completion without its webhook, action or times`);
+      }
+      return [
+        {
+          kind: 'completion',
+          seq,
+          at,
+          webhook_id: done.webhook_id,
+          // The first call, which nothing counted before (`OutcomeStore.settled`).
+          attempt: {
+            action: done.action,
+            attempt: 1,
+            started_at: done.started_at,
+            finished_at: done.finished_at,
+            outcome: 'completed',
+            status: done.status ?? null,
+            error: null,
+            duration_ms: done.duration_ms ?? 0,
+          },
         },
       ];
     }

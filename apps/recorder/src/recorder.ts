@@ -16,6 +16,7 @@ import type {
   RedisClient,
   RefusedChange,
 } from '@pw/shared';
+import { HotRecords } from './hot-records.js';
 import type { RecorderMetrics } from './metrics.js';
 import { parseChange } from './parse-change.js';
 import { RecordStreams } from './record-streams.js';
@@ -23,7 +24,8 @@ import type { PartitionEntry } from './record-streams.js';
 
 /** What the recorder needs of the record store. */
 export interface RecordWriter {
-  writeBatch(changes: RecordChange[]): Promise<void>;
+  /** Returns the webhooks now completed whose hot records can go (`RecordStore.writeBatch`). */
+  writeBatch(changes: RecordChange[]): Promise<string[]>;
   writeIngressCounts(rows: IngressCountRow[]): Promise<void>;
   purge(options: { retentionDays: number }): Promise<unknown>;
   ping(): Promise<void>;
@@ -35,6 +37,8 @@ export interface RecorderSettings {
   /** This process's name in the consumer group. */
   consumer: string;
   retentionDays: number;
+  /** `RECORD_TTL_SECONDS`: how long a completed webhook's hot record stays (`HotRecords`). */
+  recordTtlSeconds: number;
   /** Most changes per batch. @defaultValue 500 */
   batchSize?: number;
   /** After a batch shorter than `batchSize`, a pause for changes to gather (ms). @defaultValue 100 */
@@ -69,6 +73,7 @@ export class Recorder {
   private running: Promise<void> | undefined;
   private readonly streams: RecordStreams;
   private readonly rejected: RejectedChanges;
+  private readonly hot: HotRecords;
   private failures = 0;
   private lastClaim = 0;
   private lastPurge = 0;
@@ -86,6 +91,7 @@ export class Recorder {
       blockMs: settings.blockMs ?? 1000,
     });
     this.rejected = new RejectedChanges(redis, settings.partitions);
+    this.hot = new HotRecords(redis, settings.partitions, settings.recordTtlSeconds);
     // Read from Redis at each scrape: true while the store is down, when no batch gets written.
     metrics?.observe({
       backlog: () => this.streams.backlog(),
@@ -137,8 +143,10 @@ export class Recorder {
 
   private async write(entries: PartitionEntry[]): Promise<void> {
     const { changes, refused } = parseAll(entries);
+    const all = changes.flatMap(({ changes: parsed }) => parsed);
+    let completed: string[];
     try {
-      await this.store.writeBatch(changes.flatMap(({ changes: parsed }) => parsed));
+      completed = (await this.store.writeBatch(all)) ?? [];
     } catch (error) {
       // The store away: the batch waits, pending. Else it refused something in it: find what.
       if (isStoreUnavailable(error)) throw error;
@@ -146,20 +154,33 @@ export class Recorder {
         { err: error, changes: changes.length },
         'the record store refused a batch: writing its changes one by one',
       );
-      refused.push(...(await this.writeOneByOne(changes)));
+      const oneByOne = await this.writeOneByOne(changes);
+      refused.push(...oneByOne.refused);
+      completed = oneByOne.completed;
     }
     if (refused.length > 0) await this.setAside(refused);
+    // Before the changes leave the stream: a recorder stopped in between writes them again.
+    await this.hot.write(
+      all.filter((change) => change.kind === 'completion'),
+      completed,
+    );
     await this.streams.done(entries.map(({ partition, entry }) => ({ partition, id: entry[0] })));
     this.metrics?.written.inc(entries.length - refused.length);
     this.metrics?.batches.inc({ outcome: 'written' });
   }
 
-  /** Each entry's changes on their own; returns the entries the store refused alone. */
-  private async writeOneByOne(changes: ParsedEntry[]): Promise<RefusedChange[]> {
+  /**
+   * Each entry's changes on their own; returns the entries the store refused alone, and the
+   * webhooks the others completed.
+   */
+  private async writeOneByOne(
+    changes: ParsedEntry[],
+  ): Promise<{ refused: RefusedChange[]; completed: string[] }> {
     const refused: RefusedChange[] = [];
+    const completed: string[] = [];
     for (const { partition, entry, changes: parsed } of changes) {
       try {
-        await this.store.writeBatch(parsed);
+        completed.push(...((await this.store.writeBatch(parsed)) ?? []));
       } catch (error) {
         // The store went away meanwhile: the whole batch waits (what was written is written
         // again later, which changes nothing).
@@ -167,7 +188,7 @@ export class Recorder {
         refused.push({ id: entry[0], fields: entry[1] ?? [], error, partition });
       }
     }
-    return refused;
+    return { refused, completed };
   }
 
   /** Kept apart, with the store's reasons, before they are deleted from the stream. */

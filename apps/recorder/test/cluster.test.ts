@@ -38,7 +38,7 @@ test('writes the webhooks of 12 partitions spread over 3 masters, trims every st
   const recorder = new Recorder(
     client.duplicate(),
     store,
-    { partitions, consumer: 'test', retentionDays: 90, blockMs: 50 },
+    { partitions, consumer: 'test', retentionDays: 90, recordTtlSeconds: 3600, blockMs: 50 },
     log,
   );
   await recorder.start();

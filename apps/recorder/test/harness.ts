@@ -71,7 +71,12 @@ export const job = (
 export async function startRecorder(
   harness: RecorderHarness,
   store: RecordWriter,
-  settings: { blockMs?: number; metrics?: RecorderMetrics; partitions?: Partitions } = {},
+  settings: {
+    blockMs?: number;
+    metrics?: RecorderMetrics;
+    partitions?: Partitions;
+    recordTtlSeconds?: number;
+  } = {},
 ): Promise<Recorder> {
   const recorder = new Recorder(
     harness.redis.duplicate(),
@@ -80,6 +85,7 @@ export async function startRecorder(
       partitions: settings.partitions ?? new Partitions(harness.prefix),
       consumer: 'test',
       retentionDays: 90,
+      recordTtlSeconds: settings.recordTtlSeconds ?? 600,
       blockMs: settings.blockMs ?? 50,
     },
     log,

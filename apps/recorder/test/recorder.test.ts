@@ -3,8 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { RecordStore } from '@pw/records';
-import { AuditLog, recordStreamKey, startEmbeddedPostgres } from '@pw/shared';
-import { freePort } from '@pw/test-utils';
+import {
+  AuditLog,
+  channels,
+  countMinute,
+  keys,
+  outcomeKey,
+  recordStreamKey,
+  startEmbeddedPostgres,
+} from '@pw/shared';
+import { freePort, newTestRedis } from '@pw/test-utils';
 import {
   completeWebhook,
   drained,
@@ -64,6 +72,62 @@ test('an action answered 503, 503, then 200 has three attempts in its history', 
   ]);
   expect(history[0]?.error).toContain('answered 503');
   expect(history[2]?.error).toBeNull();
+});
+
+test('an action completed on its first call, written as one stream entry, reaches the store and then its record in Redis', async () => {
+  const { store } = await schemaStore(harness);
+  const { outcomes, redis, prefix } = harness;
+  const accepted = job(['notify_customer', 'update_sales_opportunity']);
+  const id = accepted.webhook_id;
+  await harness.intake.add(accepted);
+  const inFlightTtl = await redis.ttl(outcomeKey(prefix, id));
+  const subscriber = newTestRedis();
+  cleanups.push(() => subscriber.quit());
+  const announced: string[] = [];
+  subscriber.on('message', (_channel: string, message: string) => announced.push(message));
+  await subscriber.subscribe(channels.outcomeChanged(prefix));
+  // The worker's common path: the first call, uncounted at its start, completed.
+  const timing = { started_at: new Date().toISOString(), status: 200, duration_ms: 3 };
+  await outcomes.settled(id, 'notify_customer', 'completed', undefined, timing, true);
+  expect(await redis.hget(outcomeKey(prefix, id), 'notify_customer:state')).toBe('waiting');
+  // The other action retries, then completes: its snapshots still have the first one waiting.
+  await outcomes.started(id, 'update_sales_opportunity');
+  await outcomes.settled(id, 'update_sales_opportunity', 'retrying', 'http_503', timing);
+  await outcomes.started(id, 'update_sales_opportunity');
+  await outcomes.settled(id, 'update_sales_opportunity', 'completed', undefined, timing);
+  expect(await redis.ttl(outcomeKey(prefix, id))).toBe(inFlightTtl);
+  await expect.poll(() => announced.length).toBeGreaterThanOrEqual(4);
+  announced.length = 0;
+
+  await startRecorder(harness, store, { recordTtlSeconds: 60 });
+  await drained(harness);
+  const stored = await store.webhook(id);
+  expect(stored).toMatchObject({ state: 'completed' });
+  expect(stored?.finished_at).not.toBeNull();
+  const [first, second] = stored?.actions ?? [];
+  expect(first).toMatchObject({ state: 'completed', attempts: 1, last_error: null });
+  expect(first?.history.map(({ attempt, outcome, status }) => [attempt, outcome, status])).toEqual([
+    [1, 'completed', 200],
+  ]);
+  expect(second).toMatchObject({ state: 'completed', attempts: 2 });
+  // Redis's record says so too, is kept RECORD_TTL_SECONDS from now on, and the change was told.
+  const hot = await outcomes.get(id);
+  expect(hot?.state).toBe('completed');
+  expect(hot?.actions[0]).toMatchObject({ state: 'completed', attempts: 1 });
+  expect(await redis.hget(outcomeKey(prefix, id), 'notify_customer:state')).toBe('completed');
+  const ttl = await redis.ttl(outcomeKey(prefix, id));
+  expect(ttl).toBeGreaterThan(0);
+  expect(ttl).toBeLessThanOrEqual(60);
+  await expect.poll(() => announced).toContain(id);
+  // Counted once in its minute's completed actions, beside the other action's count.
+  const minutes = new Set(
+    [first?.completed_at, second?.completed_at].map((at) => countMinute(new Date(at ?? ''))),
+  );
+  let completed = 0;
+  for (const minute of minutes) {
+    completed += Number(await redis.hget(keys.actionCounts(prefix, minute), 'completed'));
+  }
+  expect(completed).toBe(2);
 });
 
 test('a store that answers but cannot write (disk full) keeps the batch pending: nothing set apart, all written later', async () => {

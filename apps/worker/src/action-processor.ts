@@ -114,7 +114,8 @@ export async function processAction(
     jobId: job.id ?? webhookId,
     order: job.timestamp,
     start: !limited && !('error' in call),
-    firstStart: job.attemptsStarted <= 1,
+    // A replayed job starts afresh in BullMQ, but its record counts calls already.
+    firstStart: job.attemptsStarted <= 1 && !job.data.replayed,
     stalled: job.stalledCounter > 0,
   });
   if (begun.stale) return skip(job, run, deps, 'stale');

@@ -154,12 +154,16 @@ describe("the action start with this process's copy of the circuits", () => {
       });
       expect(await redis.hgetall(`${prefix}:outcome:wh_1`)).toEqual(before);
       expect(await redis.zrange(held, '0', '-1')).toEqual(['job-1']);
-      // Its end counts the call, in the one change that records the try.
+      // Its end is one entry of the record stream, the record left to the recorder.
+      const stream = recordStreamKey(prefix);
+      await redis.del(stream);
       await outcomes.settled('wh_1', 'notify_crm', 'completed', undefined, undefined, true);
-      expect((await outcomes.get('wh_1'))?.actions[0]).toMatchObject({
-        state: 'completed',
-        attempts: 1,
-      });
+      expect(await redis.hgetall(`${prefix}:outcome:wh_1`)).toEqual(before);
+      const entries = await redis.xrange(stream, '-', '+');
+      expect(entries).toHaveLength(1);
+      const [, fields] = entries[0]!;
+      expect(fields.slice(0, 2)).toEqual(['k', 'completed']);
+      expect(JSON.parse(fields[3]!)).toMatchObject({ webhook_id: 'wh_1', action: 'notify_crm' });
       // Asked to count nothing at its end (an action with limits counts its call before it).
       expect(await withCopy.begin(attempt({ firstStart: true, start: false }))).toMatchObject({
         started: false,

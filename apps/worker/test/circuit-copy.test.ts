@@ -91,4 +91,34 @@ describe("the worker's copy of the circuits", { timeout: 60_000 }, () => {
     expect(ran('ZADD', `${circuitKey}:in-flight`)).toBe(true);
     await expect.poll(() => h.worker.circuitCopy.clean(target)).toBe(true);
   });
+
+  it('an action that completes on its first call is one stream entry: no snapshot of its record, no state written', async () => {
+    await expect.poll(() => h.worker.circuitCopy.clean(circuitTarget(h.target))).toBe(true);
+    const jobs = Array.from({ length: 5 }, () => webhookJob('quote', 'approved'));
+    const seen = await watch(async () => {
+      for (const job of jobs) await h.enqueue(job);
+      // Read as completed off the finished jobs: no recorder runs here.
+      for (const job of jobs) {
+        const outcome = await h.finished(job.webhook_id);
+        expect(outcome.state).toBe('completed');
+        expect(outcome.actions.map((action) => action.attempts)).toEqual(job.actions.map(() => 1));
+      }
+    });
+    const entries = (kind: string) =>
+      seen.filter(
+        ({ args }) =>
+          args[0]?.toLowerCase() === 'xadd' &&
+          args[1]?.endsWith(':records') &&
+          args[args.indexOf('k') + 1] === kind,
+      );
+    expect(entries('completed')).toHaveLength(jobs.flatMap((job) => job.actions).length);
+    expect(entries('outcome')).toEqual([]);
+    const stateWrites = seen.filter(
+      ({ args: [command, key, ...rest] }) =>
+        ['hset', 'hmset'].includes(command!.toLowerCase()) &&
+        key?.includes('}:outcome:') &&
+        rest.some((arg) => arg === 'active' || arg === 'completed'),
+    );
+    expect(stateWrites).toEqual([]);
+  });
 });

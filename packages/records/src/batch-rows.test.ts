@@ -45,6 +45,13 @@ describe('batchRows', () => {
   });
 
   test('writes no rows for no changes', () => {
-    expect(batchRows([])).toEqual({ webhooks: [], actions: [], attempts: [], audit_entries: [] });
+    expect(batchRows([])).toEqual({
+      touched: [],
+      completedFirst: [],
+      webhooks: [],
+      actions: [],
+      attempts: [],
+      audit_entries: [],
+    });
   });
 });

@@ -56,6 +56,14 @@ export interface AuditRow {
 }
 
 export interface BatchRows {
+  /**
+   * Every webhook the batch changes: its state is worked out again from its actions' rows once
+   * they are written (`RECOMPUTE_STATES`), as the newest snapshot may not know of a completion
+   * that came as an action's own change.
+   */
+  touched: { webhook_id: string; at: string }[];
+  /** The webhooks an action of which completed on its first call in this batch. */
+  completedFirst: string[];
   webhooks: WebhookRow[];
   actions: ActionRow[];
   attempts: AttemptRow[];
@@ -73,10 +81,27 @@ export function batchRows(changes: readonly RecordChange[]): BatchRows {
   const actions = new Map<string, ActionRow>();
   const attempts = new Map<string, AttemptRow>();
   const audit = new Map<string, AuditRow>();
+  const completedFirst = new Set<string>();
+  // Each webhook's newest change's time: when it finished, if this batch finishes it.
+  const touched = new Map<string, string>();
+  const setAction = (row: ActionRow) => {
+    const key = `${row.webhook_id}\n${row.name}`;
+    // A completion is final: a later snapshot that does not know of it leaves it as it is.
+    if (actions.get(key)?.state === 'completed' && row.state !== 'completed') return;
+    actions.set(key, row);
+  };
   for (const change of [...changes].sort((a, b) => compare(a.seq, b.seq))) {
     const seq = change.seq.toString();
     if (change.kind === 'audit') {
       audit.set(seq, { seq, ...change.entry });
+      continue;
+    }
+    touched.set(change.kind === 'completion' ? change.webhook_id : webhookOf(change), change.at);
+    if (change.kind === 'completion') {
+      const [row, attempt] = completionRows(change, seq);
+      setAction(row);
+      attempts.set(`${row.webhook_id}\n${row.name}\n${seq}`, attempt);
+      completedFirst.add(change.webhook_id);
       continue;
     }
     const [webhook, actionRows] =
@@ -85,7 +110,7 @@ export function batchRows(changes: readonly RecordChange[]): BatchRows {
         : outcomeRows(change.outcome, change.at, seq);
     const earlier = webhooks.get(webhook.webhook_id);
     webhooks.set(webhook.webhook_id, earlier ? keepAccepted(webhook, earlier) : webhook);
-    for (const row of actionRows) actions.set(`${row.webhook_id}\n${row.name}`, row);
+    for (const row of actionRows) setAction(row);
     if (change.kind === 'outcome' && change.attempt) {
       const { action, ...attempt } = change.attempt;
       const row = { webhook_id: webhook.webhook_id, action, seq, ...attempt };
@@ -97,6 +122,10 @@ export function batchRows(changes: readonly RecordChange[]): BatchRows {
     }
   }
   return {
+    touched: [...touched.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([webhook_id, at]) => ({ webhook_id, at })),
+    completedFirst: [...completedFirst].sort(),
     webhooks: sortedValues(webhooks),
     actions: sortedValues(actions),
     attempts: sortedValues(attempts),
@@ -161,6 +190,38 @@ function outcomeRows(outcome: WebhookOutcome, at: string, seq: string): [Webhook
     seq,
   }));
   return [row, actions];
+}
+
+const webhookOf = (change: Extract<RecordChange, { kind: 'webhook' | 'outcome' }>): string =>
+  change.kind === 'webhook' ? change.webhook.webhook_id : change.outcome.webhook_id;
+
+/** A `completion` change: its action completed on its first call, and that call. */
+function completionRows(
+  change: Extract<RecordChange, { kind: 'completion' }>,
+  seq: string,
+): [ActionRow, AttemptRow] {
+  const { action, ...attempt } = change.attempt;
+  return [
+    {
+      webhook_id: change.webhook_id,
+      name: action,
+      state: 'completed',
+      attempts: attempt.attempt,
+      last_error: null,
+      completed_at: attempt.finished_at,
+      skipped: null,
+      held: null,
+      seq,
+    },
+    {
+      webhook_id: change.webhook_id,
+      action,
+      seq,
+      ...attempt,
+      error: null,
+      duration_ms: Math.round(attempt.duration_ms),
+    },
+  ];
 }
 
 /** The later row, with what only a `webhook` change carries kept from the earlier one. */

@@ -94,12 +94,14 @@ export class RecordStore {
 
   /**
    * Writes a batch of changes in one transaction. Idempotent, and never moves a record backwards:
-   * a row keeps the fields of the newest change (by `seq`) written to it.
+   * a row keeps the fields of the newest change (by `seq`) written to it, and an action's
+   * completion is final. Returns the webhooks now completed whose hot records the recorder
+   * shortens (`writeRows`).
    */
-  async writeBatch(changes: readonly RecordChange[]): Promise<void> {
-    if (changes.length === 0) return;
+  async writeBatch(changes: readonly RecordChange[]): Promise<string[]> {
+    if (changes.length === 0) return [];
     const rows = batchRows(changes);
-    await transaction(this.pool, (client) => writeRows(client, rows));
+    return transaction(this.pool, (client) => writeRows(client, rows));
   }
 
   /** Writes minutes' running totals of the ingress's codes. */

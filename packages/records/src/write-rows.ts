@@ -37,8 +37,41 @@ insert into actions select * from jsonb_populate_recordset(null::actions, $1::js
 on conflict (webhook_id, name) do update set
   state = excluded.state, attempts = excluded.attempts, last_error = excluded.last_error,
   completed_at = excluded.completed_at, skipped = excluded.skipped, held = excluded.held,
-  seq = excluded.seq
-where actions.seq < excluded.seq`;
+  seq = greatest(actions.seq, excluded.seq)
+-- Newest wins, but a completion is final: an action that completed on its first call comes as a
+-- change of its own, and a snapshot of the whole record made before the recorder copied it to
+-- Redis (a later change of another action) still has it waiting.
+where (actions.seq < excluded.seq and (actions.state <> 'completed' or excluded.state = 'completed'))
+   or (excluded.state = 'completed' and actions.state <> 'completed')`;
+
+/**
+ * Each webhook the batch changed, its state worked out again from its actions' rows as
+ * `webhookState` does (quarantined and discarded ones aside), with its finishing time set
+ * once (the newest change's, $2) or cleared; returns those now completed that a first-call
+ * completion of the batch touched ($3) or that this made completed.
+ */
+const RECOMPUTE_STATES = `
+with derived as (
+  select webhook_id,
+    case when bool_or(state = 'failed') then 'failed'
+         when bool_and(state = 'completed') then 'completed'
+         when bool_or(state <> 'waiting') then 'processing'
+         else 'queued' end as state,
+    bool_and(state in ('completed', 'failed')) as finished
+  from actions where webhook_id = any($1::text[]) group by webhook_id
+), times as (
+  select * from unnest($1::text[], $2::timestamptz[]) as t(webhook_id, at)
+), changed as (
+  update webhooks w set state = d.state,
+    finished_at = case when d.finished then coalesce(w.finished_at, t.at) end
+  from derived d join times t using (webhook_id)
+  where w.webhook_id = d.webhook_id and w.state not in ('quarantined', 'discarded')
+    and (w.state <> d.state or (w.finished_at is null) = d.finished)
+  returning w.webhook_id, w.state
+)
+select webhook_id from changed where state = 'completed'
+union
+select webhook_id from derived where state = 'completed' and webhook_id = any($3::text[])`;
 
 const INSERT_ATTEMPTS = `
 insert into attempts select * from jsonb_populate_recordset(null::attempts, $1::jsonb)
@@ -71,8 +104,13 @@ export function storableJson(rows: unknown): string {
   return json.includes('\\u0000') ? json.replace(NUL_ESCAPE, '$1\\ufffd') : json;
 }
 
-/** Writes a batch's rows, webhooks first (the other tables refer to them). */
-export async function writeRows(client: pg.ClientBase, rows: BatchRows): Promise<void> {
+/**
+ * Writes a batch's rows, webhooks first (the other tables refer to them), then works out again
+ * the states of the webhooks it changed; returns the webhooks now completed that a first-call
+ * completion touched or that this made completed (their hot records can go after
+ * `RECORD_TTL_SECONDS`).
+ */
+export async function writeRows(client: pg.ClientBase, rows: BatchRows): Promise<string[]> {
   const statements: [string, unknown[]][] = [
     [UPSERT_WEBHOOKS, rows.webhooks],
     [UPSERT_ACTIONS, rows.actions],
@@ -82,6 +120,13 @@ export async function writeRows(client: pg.ClientBase, rows: BatchRows): Promise
   for (const [sql, tableRows] of statements) {
     if (tableRows.length > 0) await client.query(sql, [storableJson(tableRows)]);
   }
+  if (rows.touched.length === 0) return [];
+  const { rows: completed } = await client.query<{ webhook_id: string }>(RECOMPUTE_STATES, [
+    rows.touched.map((row) => row.webhook_id),
+    rows.touched.map((row) => row.at),
+    rows.completedFirst,
+  ]);
+  return completed.map((row) => row.webhook_id);
 }
 
 /** Upserts minutes' running totals, one row per minute and code (the last one given wins). */

@@ -72,3 +72,26 @@ export function audit(seq: bigint, entry: Partial<AuditRecord> & { at: string })
     entry: { user: 'admin', action: 'replay', target: 'wh_x', details: {}, ...entry },
   };
 }
+
+/** A `completion` change: `name` completed on its first call, at `at`. */
+export const completion = (
+  seq: bigint,
+  at: string,
+  webhook: string,
+  name: string,
+): RecordChange => ({
+  kind: 'completion',
+  seq,
+  at,
+  webhook_id: webhook,
+  attempt: {
+    action: name,
+    attempt: 1,
+    started_at: at,
+    finished_at: at,
+    outcome: 'completed',
+    status: 200,
+    error: null,
+    duration_ms: 4,
+  },
+});

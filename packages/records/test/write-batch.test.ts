@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect } from 'vitest';
 import { MAX_ERROR_LENGTH } from '@pw/shared';
 import type { RecordChange } from '@pw/shared';
-import { accepted, action, audit, outcome, webhookId } from './changes.js';
+import { accepted, action, audit, completion, outcome, webhookId } from './changes.js';
 import { tableContents, test } from './store-fixture.js';
 
 const id = webhookId(1);
@@ -155,6 +155,74 @@ describe('writeBatch: changes out of order', () => {
       customer_id: 'C-9',
       state: 'processing',
     });
+  });
+});
+
+describe('writeBatch: first-call completions, which come as changes of their own', () => {
+  // `notify_crm` completes on its first call (a `completion` change); `report` retries, and its
+  // snapshot, made before the recorder copied the completion to Redis, still has notify_crm
+  // waiting.
+  const stale = (seq: bigint, second: number, report: Parameters<typeof action>[1]) =>
+    outcome(seq, at(second), {
+      webhook_id: id,
+      actions: [action('notify_crm'), action('report', report)],
+    });
+
+  test('a completion stays whatever a later snapshot says, and finishes its webhook', async ({
+    store,
+  }) => {
+    const completed = await store.writeBatch([
+      accepted(1n, { webhook_id: id, actions: ['notify_crm', 'report'] }),
+      completion(2n, at(2), id, 'notify_crm'),
+      stale(3n, 3, { state: 'retrying', attempts: 1, last_error: 'partner answered 503' }),
+    ]);
+    expect(completed).toEqual([]);
+    expect(await store.webhook(id)).toMatchObject({ state: 'processing', finished_at: null });
+    const later = await store.writeBatch([
+      stale(4n, 4, { state: 'completed', attempts: 2, completed_at: at(4) }),
+    ]);
+    expect(later).toEqual([id]);
+    const record = await store.webhook(id);
+    expect(record).toMatchObject({ state: 'completed', finished_at: at(4) });
+    expect(record?.actions[0]).toMatchObject({
+      name: 'notify_crm',
+      state: 'completed',
+      attempts: 1,
+      completed_at: at(2),
+    });
+    expect(record?.actions[0]?.history).toEqual([
+      {
+        attempt: 1,
+        started_at: at(2),
+        finished_at: at(2),
+        outcome: 'completed',
+        status: 200,
+        error: null,
+        duration_ms: 4,
+      },
+    ]);
+  });
+
+  test('a completion written after a newer snapshot of its webhook still counts', async ({
+    store,
+  }) => {
+    await store.writeBatch([
+      accepted(1n, { webhook_id: id, actions: ['notify_crm', 'report'] }),
+      stale(3n, 3, { state: 'completed', attempts: 1, completed_at: at(3) }),
+    ]);
+    expect(await store.webhook(id)).toMatchObject({ state: 'processing' });
+    expect(await store.writeBatch([completion(2n, at(2), id, 'notify_crm')])).toEqual([id]);
+    expect(await store.webhook(id)).toMatchObject({ state: 'completed', finished_at: at(2) });
+  });
+
+  test('a webhook whose only action completes first time is completed, once', async ({ store }) => {
+    const batch = [accepted(1n, { webhook_id: id }), completion(2n, at(2), id, 'notify_crm')];
+    expect(await store.writeBatch(batch)).toEqual([id]);
+    // Written again (a recorder stopped before it acknowledged the batch): the same answer.
+    expect(await store.writeBatch(batch)).toEqual([id]);
+    const record = await store.webhook(id);
+    expect(record).toMatchObject({ state: 'completed', finished_at: at(2) });
+    expect(record?.actions[0]?.history).toHaveLength(1);
   });
 });
 

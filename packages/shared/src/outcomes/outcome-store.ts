@@ -2,7 +2,8 @@ import { channels, deadLetterSeconds } from '../queue/queues.js';
 import type { WebhookJobData } from '../queue/queues.js';
 import { withCommand } from '../redis.js';
 import type { RedisClient } from '../redis.js';
-import type { AttemptRecord } from '../records/record-changes.js';
+import { COMPLETION_KIND, recordStreamKey } from '../records/record-changes.js';
+import type { AttemptRecord, CompletionEntry } from '../records/record-changes.js';
 import { boundedError } from './bounded-error.js';
 import { attemptOf, noCall, OUTCOME_CHANGE_COMMAND, outcomeChangeCall } from './outcome-change.js';
 import type {
@@ -13,11 +14,11 @@ import type {
 } from './outcome-change.js';
 import { addIntake } from './outcome-intake.js';
 import type { CommandPipeline, IntakeKeys } from './outcome-intake.js';
-import { outcomeKey } from './outcome-keys.js';
+import { actionJobKey, completedFirst, outcomeKey } from './outcome-keys.js';
 import type { OutcomeStoreSettings } from './outcome-keys.js';
 import { waitForOutcome } from './outcome-wait.js';
 import { isoNow } from './time-stamps.js';
-import { fromRecord, isFinished, recordOf } from './webhook-outcome.js';
+import { fromRecord, isFinished, recordOf, webhookState } from './webhook-outcome.js';
 import type { SkipReason, WebhookOutcome } from './webhook-outcome.js';
 
 /**
@@ -106,6 +107,10 @@ export class OutcomeStore {
     countCall = false,
   ): Promise<void> {
     const attempt = attemptOf(state, timing, state === 'completed' ? undefined : error);
+    if (state === 'completed' && countCall) {
+      await this.completedFirstCall(webhookId, action, attempt);
+      return;
+    }
     if (state === 'completed') {
       await this.completed(webhookId, action, {}, {}, attempt, countCall);
       return;
@@ -117,6 +122,40 @@ export class OutcomeStore {
       countAttempt: countCall,
       ...(state === 'failed' ? { count: 'failed' as const } : {}),
     });
+  }
+
+  /**
+   * The action completed on its first call, which was not counted at its start: nothing was
+   * written for it since the intake. The common path costs Redis one stream entry (and an
+   * announcement), no script: the recorder copies the entry to the record store and then to this
+   * record (`completionHotWrites`), and `get` reads the completion off the finished job meanwhile
+   * (docs/redis-cost.md).
+   */
+  private async completedFirstCall(
+    webhookId: string,
+    action: string,
+    attempt: Omit<AttemptRecord, 'attempt'>,
+  ): Promise<void> {
+    const entry: CompletionEntry = {
+      webhook_id: webhookId,
+      action,
+      started_at: attempt.started_at,
+      finished_at: attempt.finished_at,
+      status: attempt.status,
+      duration_ms: attempt.duration_ms,
+    };
+    // Sent together: one write, one read by Redis; on a cluster both go to the partition's master.
+    await Promise.all([
+      this.redis.xadd(
+        recordStreamKey(this.settings.queuePrefix),
+        '*',
+        'k',
+        COMPLETION_KIND,
+        'd',
+        JSON.stringify(entry),
+      ),
+      this.redis.publish(this.channel, webhookId),
+    ]);
   }
 
   /** The action made no call (`reason`): finished, with nothing left to do. */
@@ -190,10 +229,35 @@ export class OutcomeStore {
     await this.redis.pwOutcomeChange(...call.keys, ...call.args);
   }
 
-  /** The outcome of a webhook; `null` when unknown (or no longer kept). */
+  /**
+   * The outcome of a webhook; `null` when unknown (or no longer kept). An action the record still
+   * has as waiting whose job completed finished on its first call (`completedFirstCall`) and the
+   * recorder has not copied it yet: it is read as completed, at the job's finishing time.
+   */
   async get(webhookId: string): Promise<WebhookOutcome | null> {
     const record = await this.redis.hgetall(this.key(webhookId));
-    return record.webhook_id ? fromRecord(record) : null;
+    if (!record.webhook_id) return null;
+    const outcome = fromRecord(record);
+    const open = outcome.actions.filter((action) => action.state === 'waiting');
+    if (open.length === 0 || outcome.state === 'quarantined') return outcome;
+    const jobs = await Promise.all(
+      open.map((action) =>
+        this.redis.hmget(
+          actionJobKey(this.settings.queuePrefix, webhookId, action.name),
+          'finishedOn',
+          'returnvalue',
+        ),
+      ),
+    );
+    let read = false;
+    open.forEach((action, i) => {
+      const [finishedOn, returnvalue] = jobs[i] ?? [];
+      if (!finishedOn || returnvalue === null || returnvalue === undefined) return;
+      Object.assign(action, completedFirst(action, Number(finishedOn)));
+      read = true;
+    });
+    if (read && outcome.state !== 'discarded') outcome.state = webhookState(outcome.actions);
+    return outcome;
   }
 
   /**

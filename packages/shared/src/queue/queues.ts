@@ -141,4 +141,9 @@ export interface ActionJobData {
   entity_id?: string;
   /** When the ingress took the webhook in (ISO): with the event's time, it orders the entity's events. */
   received_at?: string;
+  /**
+   * An operator replayed the job: its record already counts calls, so no try of it is a first
+   * call that nothing counted (the worker's common path, `OutcomeStore.settled`).
+   */
+  replayed?: boolean;
 }

@@ -8,6 +8,9 @@ import type { WebhookOutcome } from '../outcomes/webhook-outcome.js';
  */
 export const recordStreamKey = (prefix: string): string => `${prefix}:records`;
 
+/** The `k` of a stream entry that is a `CompletionEntry`. */
+export const COMPLETION_KIND = 'completed';
+
 /** The consumer group the recorders read the stream with. */
 export const RECORDER_GROUP = 'recorder';
 
@@ -71,7 +74,32 @@ export type RecordChange =
       /** The attempt this change ended, with its action's name; null for other changes. */
       attempt: (AttemptRecord & { action: string }) | null;
     }
+  | {
+      /**
+       * An action completed on its first try through a clean circuit, which the worker writes as
+       * this one stream entry and nothing else (`CompletionEntry`): the recorder writes it to
+       * the store and to the hot record.
+       */
+      kind: 'completion';
+      seq: bigint;
+      at: string;
+      webhook_id: string;
+      attempt: AttemptRecord & { action: string };
+    }
   | { kind: 'audit'; seq: bigint; at: string; entry: AuditRecord };
+
+/**
+ * The `d` of a `completed` entry of the record stream: the action that completed, on its first
+ * call (`attempt` 1), and how that call went.
+ */
+export interface CompletionEntry {
+  webhook_id: string;
+  action: string;
+  started_at: string;
+  finished_at: string;
+  status: number | null;
+  duration_ms: number;
+}
 
 /** `1700000000000-5` → 1700000000000 * 2^20 + 5 (a counter never reaches 2^20 in one ms). */
 export function streamIdToSeq(id: string): bigint {
