@@ -116,7 +116,11 @@ export async function startWorker(
 }
 
 /** The recorder, writing the record stream to `databaseUrl`; started before the worker it follows. */
-export async function startRecorder(bench: BenchRun, databaseUrl: string): Promise<ChildRun> {
+export async function startRecorder(
+  bench: BenchRun,
+  databaseUrl: string,
+  env: Record<string, string> = {},
+): Promise<ChildRun> {
   const port = await freePort();
   const child = startNode(bench, 'recorder', ['apps/recorder/dist/main.js'], {
     NODE_ENV: 'development',
@@ -125,6 +129,7 @@ export async function startRecorder(bench: BenchRun, databaseUrl: string): Promi
     DATABASE_URL: databaseUrl,
     RECORDER_HEALTH_PORT: String(port),
     LOG_LEVEL: 'warn',
+    ...env,
   });
   await child.answers(`http://127.0.0.1:${port}/healthz`);
   return child;

@@ -100,7 +100,9 @@ export async function recorderWindow(
 ): Promise<Window> {
   const { bench, meter, redis } = stage;
   await meter.start();
-  const recorder = await startRecorder(bench, databaseUrl);
+  const recorder = await startRecorder(bench, databaseUrl, {
+    RECORD_TTL_SECONDS: String(stage.recordTtlSeconds),
+  });
   const emptied = async () => {
     for (;;) {
       meter.counted('xlen');
