@@ -1,6 +1,5 @@
 import {
   ACTION_COUNTS_KEEP_SECONDS,
-  channels,
   completedFirstFields,
   countMinute,
   keys,
@@ -13,11 +12,12 @@ type Completion = Extract<RecordChange, { kind: 'completion' }>;
 /**
  * What the recorder writes back to Redis's hot records once a batch is in the store. An action
  * that completed on its first call came to it as one stream entry, and nothing else was written
- * (`OutcomeStore.settled`): its record gets the completion (the first call counted), the
- * minute's count of completed actions gets it, and its webhook is announced; a webhook the store
- * now has as completed keeps its record only `RECORD_TTL_SECONDS` more (never longer than it
- * had). One pipeline per partition; every write can be made twice (a batch written again) but
- * the minutes' counts, which a recorder stopping between the two would count twice.
+ * (`OutcomeStore.settled`): its record gets the completion (the first call counted) and the
+ * minute's count of completed actions gets it. The worker announced the completion, and readers
+ * of the record take it off the finished job until then. A webhook the store now has as
+ * completed keeps its record only `RECORD_TTL_SECONDS` more (never longer than it had). One
+ * pipeline per partition; every write can be made twice (a batch written again) but the minutes'
+ * counts, which a recorder stopping between the two would count twice.
  */
 export class HotRecords {
   constructor(
@@ -35,20 +35,22 @@ export class HotRecords {
       if (!found) pipelines.set(partition, (found = this.redis.pipeline()));
       return { prefix: this.partitions.prefix(partition), pipe: found };
     };
-    const counts = new Map<string, { webhookId: string; minute: string; count: number }>();
+    const finished = new Set(completed);
+    const counts = new Map<string, { webhookId: string; count: number }>();
     for (const { webhook_id: webhookId, attempt } of completions) {
       const { prefix, pipe } = pipeline(webhookId);
       const key = outcomeKey(prefix, webhookId);
       pipe.hset(key, ...completedFirstFields(attempt.action, attempt.finished_at));
-      // A record gone meanwhile is not kept for ever as these three fields.
-      pipe.expire(key, this.recordTtlSeconds, 'NX');
-      const minute = countMinute(new Date(attempt.finished_at));
-      const countKey = keys.actionCounts(prefix, minute);
-      const count = counts.get(countKey) ?? { webhookId, minute, count: 0 };
-      counts.set(countKey, { ...count, count: count.count + 1 });
+      // A record gone meanwhile is not kept for ever as these fields (one the store has as
+      // completed gets its time below).
+      if (!finished.has(webhookId)) pipe.expire(key, this.recordTtlSeconds, 'NX');
+      const countKey = keys.actionCounts(prefix, countMinute(new Date(attempt.finished_at)));
+      const count = counts.get(countKey) ?? { webhookId, count: 0 };
+      counts.set(countKey, { webhookId, count: count.count + 1 });
     }
-    for (const webhookId of completed) {
+    for (const webhookId of finished) {
       const { prefix, pipe } = pipeline(webhookId);
+      // Never longer than it had (`LT`; a key without a time counts as kept for ever).
       pipe.expire(outcomeKey(prefix, webhookId), this.recordTtlSeconds, 'LT');
     }
     for (const [countKey, { webhookId, count }] of counts) {
@@ -59,14 +61,5 @@ export class HotRecords {
     const results = await Promise.all([...pipelines.values()].map((pipe) => pipe.exec()));
     const failure = results.flatMap((replies) => replies ?? []).find(([error]) => error);
     if (failure?.[0]) throw failure[0];
-    const announced = new Set(completions.map((change) => change.webhook_id));
-    await Promise.all(
-      [...announced].map((webhookId) =>
-        this.redis.publish(
-          channels.outcomeChanged(this.partitions.prefix(this.partitions.ofWebhookId(webhookId))),
-          webhookId,
-        ),
-      ),
-    );
   }
 }
