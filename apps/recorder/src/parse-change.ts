@@ -25,8 +25,18 @@ export function parseChange([id, flat]: StreamEntry): RecordChange[] {
   const at = streamIdTime(origin);
   const data = JSON.parse(fields.get('d') ?? 'null') as unknown;
   switch (fields.get('k')) {
-    case 'webhook':
-      return [{ kind: 'webhook', seq, at, webhook: data as AcceptedWebhookRecord }];
+    case 'webhook': {
+      const webhook = data as AcceptedWebhookRecord;
+      // Stale from the start (an older event than one its entity had): the intake says so.
+      return [
+        {
+          kind: 'webhook',
+          seq,
+          at,
+          webhook: fields.get('s') === '1' ? { ...webhook, stale: true } : webhook,
+        },
+      ];
+    }
     case 'outcome': {
       const outcome = fromRecord(data as Record<string, string>);
       if (!outcome.webhook_id) throw new Error(`entry ${id}: an outcome without its webhook`);

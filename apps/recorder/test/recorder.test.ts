@@ -129,6 +129,34 @@ test('an action completed on its first call, written as one stream entry, reache
   expect(completed).toBe(2);
 });
 
+test('an event older than one its entity had is stale in the store, though its action completed on its first call', async () => {
+  const { store } = await schemaStore(harness);
+  const event = (timestamp: string) => ({
+    quote_id: 'Q-stale',
+    customer_id: 'C-1',
+    status: 'approved',
+    timestamp,
+  });
+  const newer = job(['notify_customer'], {
+    entity_id: 'Q-stale',
+    event: event('2026-11-26T10:00:00.000Z'),
+  });
+  const older = job(['notify_customer'], {
+    entity_id: 'Q-stale',
+    event: event('2026-11-26T09:00:00.000Z'),
+  });
+  await harness.intake.add(newer);
+  await harness.intake.add(older);
+  const timing = { started_at: new Date().toISOString(), status: 200, duration_ms: 1 };
+  for (const { webhook_id: id } of [newer, older]) {
+    await harness.outcomes.settled(id, 'notify_customer', 'completed', undefined, timing, true);
+  }
+  await startRecorder(harness, store);
+  await drained(harness);
+  expect(await store.webhook(older.webhook_id)).toMatchObject({ state: 'completed', stale: true });
+  expect(await store.webhook(newer.webhook_id)).toMatchObject({ state: 'completed', stale: false });
+});
+
 test('a store that answers but cannot write (disk full) keeps the batch pending: nothing set apart, all written later', async () => {
   const { store } = await schemaStore(harness);
   let refusals = 3;

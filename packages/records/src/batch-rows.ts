@@ -149,7 +149,7 @@ function acceptedRows(
     received_at: webhook.received_at,
     finished_at: null,
     state: webhook.problems ? 'quarantined' : 'queued',
-    stale: false,
+    stale: webhook.stale === true,
     actions: webhook.actions,
     event: webhook.event,
     trace_id: webhook.trace_id ?? null,

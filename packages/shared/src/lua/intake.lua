@@ -47,6 +47,7 @@ end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[7])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 redis.call('HSET', KEYS[2], unpack(ARGV, 11))
+local stale = false
 if ARGV[9] ~= '' then
   local time = tonumber(ARGV[9])
   local newest = tonumber(redis.call('GET', KEYS[7]) or '-1')
@@ -55,11 +56,20 @@ if ARGV[9] ~= '' then
   else
     redis.call('PEXPIRE', KEYS[7], ARGV[10])
     -- An event older than one already taken in for the entity is stale from the start.
-    if newest > time then redis.call('HSET', KEYS[2], 'stale', '1') end
+    if newest > time then
+      redis.call('HSET', KEYS[2], 'stale', '1')
+      stale = true
+    end
   end
 end
 redis.call('EXPIRE', KEYS[2], math.max(tonumber(ARGV[3]), ${DEAD_LETTER_MIN_SECONDS}))
-redis.call('XADD', KEYS[3], '*', 'k', 'webhook', 'd', ARGV[6])
+-- Said in the entry too: a webhook whose actions all complete on their first call has no other
+-- change that would tell the record store.
+if stale then
+  redis.call('XADD', KEYS[3], '*', 'k', 'webhook', 'd', ARGV[6], 's', '1')
+else
+  redis.call('XADD', KEYS[3], '*', 'k', 'webhook', 'd', ARGV[6])
+end
 redis.call('HINCRBY', KEYS[5], 'accepted', 1)
 redis.call('EXPIRE', KEYS[5], ${INGRESS_COUNTS_KEEP_SECONDS})
 redis.call('SADD', KEYS[6], ARGV[8])

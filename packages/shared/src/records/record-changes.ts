@@ -42,6 +42,8 @@ export interface AcceptedWebhookRecord {
   actions: string[];
   /** The event as received, without `signature`. */
   event: Record<string, unknown>;
+  /** True when an event its entity had was newer (the intake marks it stale); else absent. */
+  stale?: boolean;
   /** A quarantined webhook's problems (an authentic event that failed its schema); else absent. */
   problems?: { path: string; message: string }[];
 }
