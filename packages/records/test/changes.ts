@@ -84,14 +84,21 @@ export const completion = (
   seq,
   at,
   webhook_id: webhook,
-  attempt: {
-    action: name,
-    attempt: 1,
-    started_at: at,
-    finished_at: at,
-    outcome: 'completed',
-    status: 200,
-    error: null,
-    duration_ms: 4,
-  },
+  attempt: firstCall(name, at, 4),
+});
+
+/** The first call of `name`, answered 200 at `at`, as an attempt of its history. */
+export const firstCall = (
+  name: string,
+  at: string,
+  durationMs: number,
+): AttemptRecord & { action: string } => ({
+  action: name,
+  attempt: 1,
+  started_at: at,
+  finished_at: at,
+  outcome: 'completed',
+  status: 200,
+  error: null,
+  duration_ms: durationMs,
 });

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { expect, vi } from 'vitest';
 import type { RecordChange } from '@pw/shared';
 import { purge } from '../src/purge.js';
-import { accepted, action, audit, outcome, webhookId } from './changes.js';
+import { accepted, action, audit, firstCall, outcome, webhookId } from './changes.js';
 import { test } from './store-fixture.js';
 
 const NOW = new Date('2025-06-01T12:00:00.000Z');
@@ -24,16 +24,7 @@ function changes(): RecordChange[] {
           received_at: at,
           actions: [action('notify_crm', { state: 'completed', attempts: 1 })],
         },
-        {
-          action: 'notify_crm',
-          attempt: 1,
-          started_at: at,
-          finished_at: at,
-          outcome: 'completed',
-          status: 200,
-          error: null,
-          duration_ms: 1,
-        },
+        firstCall('notify_crm', at, 1),
       ),
       ...(n < 38 ? [audit(BigInt(n * 3 + 3), { at })] : []),
     ];
