@@ -1,7 +1,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { outcomeKey } from '@pw/shared';
+import { COMPLETION_KIND, outcomeKey, recordStreamKey } from '@pw/shared';
 import type { WebhookJobData } from '@pw/shared';
-import { keysUnder, newTestRedis } from '@pw/test-utils';
+import { newTestRedis } from '@pw/test-utils';
 import { PartnerApi } from '../src/partner-api.js';
 import { webhookJob } from './fixtures.js';
 import { startWorkerHarness } from './harness.js';
@@ -44,6 +44,15 @@ function webhooksOfEvery(harness: WorkerHarness, perPartition: number): WebhookJ
   return byPartition;
 }
 
+/** The kind and webhook id of every entry of a partition's record stream. */
+async function streamChanges(prefix: string): Promise<[string, string][]> {
+  const entries = await redis.xrange(recordStreamKey(prefix), '-', '+');
+  return entries.map(([, [, kind = '', , data = '{}']]) => [
+    kind,
+    (JSON.parse(data) as { webhook_id: string }).webhook_id,
+  ]);
+}
+
 describe('a worker over four partitions', { timeout: 60_000 }, () => {
   it('drains every partition, each outcome in its partition, never more than WORKER_CONCURRENCY calls at once', async () => {
     let api: CountingApi | undefined;
@@ -76,9 +85,11 @@ describe('a worker over four partitions', { timeout: 60_000 }, () => {
           expect(await redis.exists(key)).toBe(other === partition ? 1 : 0);
         }
       }
-      // The minute's counts of the console's trends, in the partition too.
-      const prefix = harness.partitions.prefix(partition);
-      expect(await keysUnder(redis, prefix, 'action-counts:*')).not.toHaveLength(0);
+      // Every change to its webhooks' records (the intake's, each try's end, and a completion
+      // on its first call, which is an entry of its own) is on the partition's own stream.
+      const changed = await streamChanges(harness.partitions.prefix(partition));
+      expect(new Set(changed.map(([, id]) => id))).toEqual(new Set(jobs.map((j) => j.webhook_id)));
+      expect(changed.filter(([kind]) => kind === COMPLETION_KIND).length).toBeGreaterThan(0);
     }
     expect(api?.most).toBe(3);
     // The partitions' workers did fetch more than ran, fewer than two more each: the shared
