@@ -131,10 +131,12 @@ describe(
         const { port, env } = await overrides(app);
         const liveness = container.livenessProbe.httpGet.path;
         await startApp(app, { ...configMap.data, ...fromSecret, ...env }, port, liveness);
-        const readiness = await fetch(
-          `http://127.0.0.1:${port}${container.readinessProbe.httpGet.path}`,
-        );
-        expect(readiness.status).toBe(200);
+        // Alive as soon as it listens; ready once it takes work (the worker: once it found the
+        // partition count and started its consumers). Kubernetes asks again until it is.
+        const readiness = `http://127.0.0.1:${port}${container.readinessProbe.httpGet.path}`;
+        await expect
+          .poll(async () => (await fetch(readiness)).status, { timeout: 15_000, interval: 200 })
+          .toBe(200);
       });
     }
 
