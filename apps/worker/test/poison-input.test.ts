@@ -96,8 +96,9 @@ describe('a poison input', { timeout: 60_000 }, () => {
           last = Math.max(last, Date.parse(action.completed_at!));
       }
       // Without the rotation they wait out the longest hold (a minute). With it, each held poison
-      // action is the probe at most once before theirs (4, each interval up to 40% longer).
-      expect(last - enqueuedAt).toBeLessThan(12 * PROBE_MS);
+      // action is the probe at most once before theirs (4, each interval up to 40% longer): about
+      // 12 intervals, twice that on a machine loaded by other suites, still a sixth of the hold.
+      expect(last - enqueuedAt).toBeLessThan(25 * PROBE_MS);
 
       const dead = await harness.finished(poison.webhook_id, 30_000);
       expect(dead.state).toBe('failed');
