@@ -303,7 +303,7 @@ async function callAction(
         .leave(run.circuit, job, 'answered')
         .catch((error: unknown) => run.log.warn({ err: error }, 'circuit not told of the answer'));
     }
-    await deps.outcomes.settled(
+    const completedAt = await deps.outcomes.settled(
       webhookId,
       action,
       'completed',
@@ -315,7 +315,7 @@ async function callAction(
     // Asked first: the child logger itself (its bindings serialized and redacted) is the cost.
     if (deps.log.isLevelEnabled('info'))
       run.log.info({ status: outcome.status }, 'action completed');
-    return outcome;
+    return { ...outcome, completed_at: completedAt };
   } catch (error) {
     stop();
     const result = circuitResult(error);

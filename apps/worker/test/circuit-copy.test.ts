@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CompletionEntry } from '@pw/shared';
 import { PrivateRedis, RedisMonitor } from '@pw/test-utils';
 import { circuitTarget } from '../src/config.js';
 import { webhookJob } from './fixtures.js';
@@ -95,6 +96,7 @@ describe("the worker's copy of the circuits", { timeout: 60_000 }, () => {
   it('an action that completes on its first call is one stream entry: no snapshot of its record, no state written', async () => {
     await expect.poll(() => h.worker.circuitCopy.clean(circuitTarget(h.target))).toBe(true);
     const jobs = Array.from({ length: 5 }, () => webhookJob('quote', 'approved'));
+    const read = new Map<string, string | null>();
     const seen = await watch(async () => {
       for (const job of jobs) await h.enqueue(job);
       // Read as completed off the finished jobs: no recorder runs here.
@@ -102,6 +104,9 @@ describe("the worker's copy of the circuits", { timeout: 60_000 }, () => {
         const outcome = await h.finished(job.webhook_id);
         expect(outcome.state).toBe('completed');
         expect(outcome.actions.map((action) => action.attempts)).toEqual(job.actions.map(() => 1));
+        for (const action of outcome.actions) {
+          read.set(`${job.webhook_id}.${action.name}`, action.completed_at);
+        }
       }
     });
     const entries = (kind: string) =>
@@ -112,6 +117,11 @@ describe("the worker's copy of the circuits", { timeout: 60_000 }, () => {
           args[args.indexOf('k') + 1] === kind,
       );
     expect(entries('completed')).toHaveLength(jobs.flatMap((job) => job.actions).length);
+    // Read at the time the recorder will write: the record does not change when it does.
+    for (const { args } of entries('completed')) {
+      const entry = JSON.parse(args.at(-1) ?? '{}') as CompletionEntry;
+      expect(read.get(`${entry.webhook_id}.${entry.action}`)).toBe(entry.finished_at);
+    }
     expect(entries('outcome')).toEqual([]);
     const stateWrites = seen.filter(
       ({ args: [command, key, ...rest] }) =>

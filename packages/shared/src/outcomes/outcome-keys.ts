@@ -22,11 +22,11 @@ export const actionJobKey = (queuePrefix: string, webhookId: string, action: str
  */
 export const completedFirst = (
   action: ActionOutcome,
-  finishedAtMs: number,
+  completedAt: string,
 ): Pick<ActionOutcome, 'state' | 'attempts' | 'completed_at' | 'last_error' | 'held'> => ({
   state: 'completed',
   attempts: action.attempts + 1,
-  completed_at: new Date(finishedAtMs).toISOString(),
+  completed_at: completedAt,
   last_error: null,
   held: null,
 });

@@ -96,7 +96,8 @@ export class OutcomeStore {
    * The action ended: completed (which clears `last_error`), retrying (attempts left) or failed
    * for good; `error` is kept to `MAX_ERROR_LENGTH` characters; `timing`: the call's.
    * `countCall`: the try's call was not counted at its start (`started`) and is counted now, in
-   * the same change: a first try through a clean circuit writes its record once.
+   * the same change: a first try through a clean circuit writes its record once. Returns the
+   * time the try ended, the action's `completed_at` when it completed.
    */
   async settled(
     webhookId: string,
@@ -105,15 +106,15 @@ export class OutcomeStore {
     error?: string,
     timing: AttemptTiming = noCall(),
     countCall = false,
-  ): Promise<void> {
+  ): Promise<string> {
     const attempt = attemptOf(state, timing, state === 'completed' ? undefined : error);
     if (state === 'completed' && countCall) {
       await this.completedFirstCall(webhookId, action, attempt);
-      return;
+      return attempt.finished_at;
     }
     if (state === 'completed') {
       await this.completed(webhookId, action, {}, {}, attempt, countCall);
-      return;
+      return attempt.finished_at;
     }
     const fields: Record<string, string> = { state };
     if (error !== undefined) fields.last_error = boundedError(error);
@@ -122,6 +123,7 @@ export class OutcomeStore {
       countAttempt: countCall,
       ...(state === 'failed' ? { count: 'failed' as const } : {}),
     });
+    return attempt.finished_at;
   }
 
   /**
@@ -253,7 +255,7 @@ export class OutcomeStore {
     open.forEach((action, i) => {
       const [finishedOn, returnvalue] = jobs[i] ?? [];
       if (!finishedOn || returnvalue === null || returnvalue === undefined) return;
-      Object.assign(action, completedFirst(action, Number(finishedOn)));
+      Object.assign(action, completedFirst(action, completedAt(returnvalue, finishedOn)));
       read = true;
     });
     if (read && outcome.state !== 'discarded') outcome.state = webhookState(outcome.actions);
@@ -281,4 +283,18 @@ export class OutcomeStore {
   ): Promise<WebhookOutcome> {
     return waitForOutcome(this, webhookId, subscriber, condition, options);
   }
+}
+
+/**
+ * When a finished job's action completed: the time the worker gave its record (the job's return
+ * value's `completed_at`, which the recorder writes too), else when BullMQ finished the job.
+ */
+function completedAt(returnvalue: string, finishedOn: string): string {
+  try {
+    const value = JSON.parse(returnvalue) as { completed_at?: unknown } | null;
+    if (typeof value?.completed_at === 'string') return value.completed_at;
+  } catch {
+    // Not JSON: BullMQ's time, then.
+  }
+  return new Date(Number(finishedOn)).toISOString();
 }
