@@ -146,7 +146,7 @@ export class Recorder {
     const all = changes.flatMap(({ changes: parsed }) => parsed);
     let completed: string[];
     try {
-      completed = (await this.store.writeBatch(all)) ?? [];
+      completed = await this.store.writeBatch(all);
     } catch (error) {
       // The store away: the batch waits, pending. Else it refused something in it: find what.
       if (isStoreUnavailable(error)) throw error;
@@ -180,7 +180,7 @@ export class Recorder {
     const completed: string[] = [];
     for (const { partition, entry, changes: parsed } of changes) {
       try {
-        completed.push(...((await this.store.writeBatch(parsed)) ?? []));
+        completed.push(...(await this.store.writeBatch(parsed)));
       } catch (error) {
         // The store went away meanwhile: the whole batch waits (what was written is written
         // again later, which changes nothing).
