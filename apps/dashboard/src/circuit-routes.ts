@@ -23,12 +23,16 @@ export function circuitApi(deps: CircuitApiDeps): express.Router {
   const { circuits } = deps;
   const api = express.Router();
 
+  // Each circuit with why it is open and its poison inputs: their count and the 20 newest. No
+  // route pages through the rest: each one that never succeeds ends in the dead letters, which
+  // an operator filters by action, and the worker keeps only the newest 1000 anyway.
   api.get('/', async (_req, res) => {
     res.json({ circuits: await circuits.list() });
   });
 
   // A manual open holds the target's actions, with no probes, until an operator closes it; a
-  // close (even of a circuit closed already) wakes what it held at once, oldest first.
+  // close (even of a circuit closed already) wakes what it held at once, in the order
+  // `CircuitBoard.wakeHeld` gives.
   api.put('/:target', async (req, res) => {
     const { target } = req.params;
     const parsed = overrideSchema.safeParse(req.body);

@@ -1,9 +1,11 @@
 // The circuits of the partner targets in the operator API (docs/operations.md): an operator reads
 // them, opens one by hand for planned maintenance, and closes it, which wakes the actions it held
-// at once. The circuits are left in Redis as the workers' breaker leaves them (`openCircuit`).
+// at once; it sees why each is open, whether a closed one is recovering, and the inputs it judges
+// poison. The circuits are left in Redis as the workers' breaker leaves them (`openCircuit`, or
+// their fields written as the breaker writes them).
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actionJobId } from '@pw/shared';
+import { actionJobId, circuitKeys } from '@pw/shared';
 import type { CircuitView } from '@pw/shared';
 import { openCircuit } from '@pw/test-utils';
 import { AUTH, notifyCustomer, startDashboard } from './harness.js';
@@ -60,6 +62,10 @@ describe('circuits in the operator API: reading and opening', () => {
         held_actions: 0,
         manual: false,
         next_probe_at: null,
+        reason: null,
+        recovering: false,
+        poison_inputs: 0,
+        poison: [],
       },
       {
         target: DOWN,
@@ -69,6 +75,10 @@ describe('circuits in the operator API: reading and opening', () => {
         held_actions: HELD.length,
         manual: false,
         next_probe_at: expect.any(String) as string,
+        reason: 'failures',
+        recovering: false,
+        poison_inputs: 0,
+        poison: [],
       },
     ]);
     const down = circuits[1]!;
@@ -83,6 +93,7 @@ describe('circuits in the operator API: reading and opening', () => {
       state: 'open',
       manual: true,
       next_probe_at: null,
+      reason: 'manual',
       transition: 'opened',
       woken: 0,
     });
@@ -105,7 +116,7 @@ describe('circuits in the operator API: reading and opening', () => {
 });
 
 describe('circuits in the operator API: closing', () => {
-  it('PUT closed closes it and wakes the jobs it held at once, oldest first; audited', async () => {
+  it('PUT closed closes it and wakes the jobs it held at once, newest first; audited', async () => {
     for (const id of heldIds) expect(await h.actions.getJobState(id)).toBe('delayed');
     const response = await h.as('put', path(DOWN)).send({ state: 'closed' });
     expect(response.status).toBe(200);
@@ -117,13 +128,19 @@ describe('circuits in the operator API: closing', () => {
       held_actions: 0,
       manual: false,
       next_probe_at: null,
+      reason: null,
+      // Closed by hand: a fresh start, not recovering from a close the breaker made.
+      recovering: false,
+      poison_inputs: 0,
+      poison: [],
       transition: 'closed',
       woken: HELD.length,
     });
     for (const id of heldIds) expect(await h.actions.getJobState(id)).toBe('waiting');
-    // In the order workers take them (getWaiting lists the next one first): the oldest first.
+    // In the order workers take them (getWaiting lists the next one first): none had failed, so
+    // the newest first, the likeliest to be ordinary inputs.
     const waiting = await h.actions.getWaiting();
-    expect(waiting.map((job) => job.id)).toEqual(heldIds);
+    expect(waiting.map((job) => job.id)).toEqual([...heldIds].reverse());
     expect(await h.actions.getDelayedCount()).toBe(0);
     expect(h.logs).toContainEqual(
       expect.objectContaining({
@@ -187,5 +204,112 @@ describe('circuits in the operator API: refusals', () => {
       .send({ state: 'open' });
     expect(wrong.status).toBe(401);
     expect(await h.circuits.view(UP)).toMatchObject({ state: 'closed', manual: false });
+  });
+});
+
+/** More targets, registered after the refusals above have checked the list. */
+const REOPENED = 'http://127.0.0.1:4030 partner-reopened/partner-webhooks';
+const RECOVERING = 'http://127.0.0.1:4040 partner-recovering/partner-webhooks';
+const HELD_BY_HAND = 'http://127.0.0.1:4050 partner-held/partner-webhooks';
+
+/**
+ * Writes a circuit's hash fields and its poison inputs (`[webhook id, action, ms judged]`) as the
+ * breaker does: each input its action job's id, scored by when it was judged.
+ */
+async function seedCircuit(
+  target: string,
+  fields: Record<string, string | number>,
+  poison: [string, string, number][] = [],
+): Promise<void> {
+  const keys = circuitKeys(h.prefix, target);
+  const transaction = h.redis.multi().sadd(keys.targets, target);
+  if (Object.keys(fields).length > 0) transaction.hset(keys.circuit, fields);
+  for (const [webhookId, action, at] of poison) {
+    transaction.zadd(keys.poison, at, actionJobId(webhookId, action));
+  }
+  await transaction.exec();
+}
+
+const listedAs = async (target: string) =>
+  (await circuitsListed()).find((c) => c.target === target);
+
+describe('circuits in the operator API: why open, recovering, poison inputs', () => {
+  it('says why each open circuit is open, and whether a closed one is recovering', async () => {
+    const now = Date.now();
+    await seedCircuit(REOPENED, {
+      state: 'open',
+      reason: 'reopened',
+      failures: 1,
+      since: now,
+      next_probe_at: now + 600_000,
+    });
+    await seedCircuit(RECOVERING, { state: 'closed', recovering: 1, failures: 0, since: now });
+    // Opened by hand: said so even where the hash has no reason, or still has the workers' one.
+    await seedCircuit(HELD_BY_HAND, { state: 'open', manual: 1, since: now });
+
+    expect(await listedAs(REOPENED)).toMatchObject({
+      state: 'open',
+      reason: 'reopened',
+      recovering: false,
+      consecutive_failures: 1,
+      next_probe_at: new Date(now + 600_000).toISOString(),
+    });
+    expect(await listedAs(RECOVERING)).toMatchObject({
+      state: 'closed',
+      reason: null,
+      recovering: true,
+    });
+    expect(await listedAs(HELD_BY_HAND)).toMatchObject({
+      state: 'open',
+      reason: 'manual',
+      manual: true,
+    });
+
+    // An operator opens the recovering one: held by hand, no longer recovering.
+    await h.redis.hset(circuitKeys(h.prefix, RECOVERING).circuit, 'reason', 'failures');
+    const opened = await h.as('put', path(RECOVERING)).send({ state: 'open' });
+    expect(opened.body).toMatchObject({
+      state: 'open',
+      reason: 'manual',
+      recovering: false,
+      transition: 'opened',
+    });
+  });
+
+  it('counts the inputs judged poison and lists the 20 newest, each with its webhook and action', async () => {
+    const base = Date.parse('2026-03-01T12:00:00.000Z');
+    const poison = Array.from({ length: 25 }, (_, i): [string, string, number] => [
+      `wh_poison${String(i).padStart(16, '0')}`,
+      i % 2 === 0 ? 'notify_customer' : 'lock_price',
+      base + i * 1000,
+    ]);
+    await seedCircuit(REOPENED, {}, poison);
+
+    const reopened = (await listedAs(REOPENED))!;
+    expect(reopened.poison_inputs).toBe(25);
+    expect(reopened.poison).toEqual(
+      poison
+        .slice(5)
+        .reverse()
+        .map(([webhook_id, action, at]) => ({
+          webhook_id,
+          action,
+          since: new Date(at).toISOString(),
+        })),
+    );
+    // Each circuit lists its own.
+    expect(await listedAs(RECOVERING)).toMatchObject({ poison_inputs: 0, poison: [] });
+
+    // An input that gets a 2xx leaves the set (the breaker removes it): the next one shows.
+    const [newest] = poison.slice(-1);
+    await h.redis.zrem(circuitKeys(h.prefix, REOPENED).poison, actionJobId(newest![0], newest![1]));
+    const after = (await listedAs(REOPENED))!;
+    expect(after.poison_inputs).toBe(24);
+    expect(after.poison.map((input) => input.webhook_id)).toEqual(
+      poison
+        .slice(4, 24)
+        .reverse()
+        .map(([webhookId]) => webhookId),
+    );
   });
 });

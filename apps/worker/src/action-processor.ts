@@ -21,8 +21,7 @@ import type {
   SkipReason,
 } from '@pw/shared';
 import { ActionLimits, concurrencyWait } from './action-limits.js';
-import type { Admission } from './circuit-breaker.js';
-import { RELEASED_AFTER_FAILED_PROBES } from './circuit-scripts.js';
+import type { Admission, Wake } from './circuit-breaker.js';
 import type { ActionStart } from './action-start.js';
 import { boundApi } from './actions/action.js';
 import type { ActionDefinition, Outcome } from './actions/action.js';
@@ -151,11 +150,12 @@ async function hold(
   job: Job<ActionJobData>,
   run: Try,
   deps: ActionProcessorDeps,
-  admission: { delayMs: number; newly: boolean },
+  admission: { delayMs: number; newly: boolean; wake?: Wake },
   token: string | undefined,
   failed?: { error: unknown; timing: AttemptTiming; countCall: boolean },
 ): Promise<never> {
   const { webhook_id: webhookId, action } = job.data;
+  if (admission.wake) deps.circuits.wake(run.circuit, admission.wake);
   if (admission.newly || failed !== undefined) {
     // What is written about the hold must not cost the action an attempt.
     await Promise.all([
@@ -265,8 +265,8 @@ async function callAction(
   token: string | undefined,
 ): Promise<Outcome> {
   const { webhook_id: webhookId, action, event } = job.data;
-  // An untracked call that gets an answer changes nothing: the circuit was closed and healthy.
-  const reportAnswers = admission.kind !== 'call' || admission.tracked;
+  // An untracked call's 2xx changes nothing: the circuit is clean, the job had no failures there.
+  const reportAnswers = admission.kind !== 'call' || admission.report;
   const stop = deps.metrics.actionSeconds.startTimer({ action });
   const started = { at: isoNow(), ms: performance.now() };
   const timing = (status: number | null): AttemptTiming => {
@@ -300,7 +300,7 @@ async function callAction(
     if (reportAnswers) {
       // The call is done: a report that does not reach Redis must not make it run again.
       await deps.circuits
-        .leave(run.circuit, job, 'answered')
+        .leave(run.circuit, job, 'succeeded')
         .catch((error: unknown) => run.log.warn({ err: error }, 'circuit not told of the answer'));
     }
     const completedAt = await deps.outcomes.settled(
@@ -320,10 +320,12 @@ async function callAction(
     stop();
     const result = circuitResult(error);
     const failed = { error, timing: timing(httpStatus(error)), countCall: countsAtEnd && calling };
-    if (result !== 'answered' || reportAnswers) {
+    // A refusal on a clean circuit of a job with no failures there has nothing to report.
+    if (result !== 'refused' || reportAnswers) {
       const after = await deps.circuits.leave(run.circuit, job, result);
-      // A released job spends its attempts: its failure is retried with its backoff, not held.
-      if (result === 'unavailable' && after.state === 'open' && admission.kind !== 'released') {
+      // The circuit is open (this failure may have opened it): held again, no attempt spent. A
+      // poison input's failure on a closed circuit is retried with its backoff, as any other.
+      if (result === 'unavailable' && after.state === 'open') {
         await holdAfterFailure(job, run, deps, failed, token);
       }
     }
@@ -331,12 +333,9 @@ async function callAction(
   }
 }
 
-const RELEASED_MESSAGE = `released: its probe failed ${RELEASED_AFTER_FAILED_PROBES} times while the target answered others; no longer held, it spends its attempts`;
-
 /**
  * A retryable failure of a target whose circuit is open (this failure may have opened it): the
- * job is held again without spending the attempt, unless this was its last failed probe before
- * its release (then it returns, and the failure is recorded and retried as usual).
+ * job is held again without spending the attempt.
  */
 async function holdAfterFailure(
   job: Job<ActionJobData>,
@@ -344,16 +343,10 @@ async function holdAfterFailure(
   deps: ActionProcessorDeps,
   failed: { error: unknown; timing: AttemptTiming; countCall: boolean },
   token: string | undefined,
-): Promise<void> {
+): Promise<never> {
   const again = await deps.circuits.enter(run.circuit, job, true);
-  if (again.kind === 'released') {
-    deps.metrics.actionsReleased.inc({ action: job.data.action });
-    run.log.warn({ target: run.circuit }, RELEASED_MESSAGE);
-    await job.log(RELEASED_MESSAGE).catch(() => undefined);
-    return;
-  }
   const admission = again.kind === 'hold' ? again : { delayMs: 1, newly: false };
-  await hold(job, run, deps, admission, token, failed);
+  return hold(job, run, deps, admission, token, failed);
 }
 
 /** The partner's HTTP status a failure carries in its code (`http_503`), else null. */

@@ -55,7 +55,7 @@ export type StartResult =
   { stale: true } | { stale: false; admission: Admission; started: boolean; countsAtEnd: boolean };
 
 /** A call through a closed and clean circuit: nothing to report unless it fails. */
-const UNTRACKED: Admission = { kind: 'call', tracked: false };
+const UNTRACKED: Admission = { kind: 'call', tracked: false, report: false };
 
 /**
  * The start of a try: out-of-order check, the circuit's admission, the call's start in the record.
@@ -93,7 +93,7 @@ export class ActionStart {
       }
     }
     const admission = await this.circuits.enter(start.circuit, start.jobId, start.order);
-    const through = ['call', 'probe', 'released'].includes(admission.kind);
+    const through = admission.kind === 'call' || admission.kind === 'probe';
     if (!start.start || !through) {
       return { stale: false, admission, started: false, countsAtEnd: false };
     }

@@ -2,32 +2,40 @@ import { channels, CircuitBoard, invalidArgument, withCommand } from '@pw/shared
 import type { CircuitBoardSettings, CircuitState, RedisClient } from '@pw/shared';
 import { ENTER, LEAVE } from './circuit-scripts.js';
 
+/** A job to wake for the next probe, `inMs` from now. */
+export interface Wake {
+  jobId: string;
+  inMs: number;
+}
+
 /** What a job does about the circuit before its call. */
 export type Admission =
-  /** Call; `tracked`: the call holds an in-flight lease (`leave` must follow). */
-  | { kind: 'call'; tracked: boolean }
+  /**
+   * Call; `tracked`: the call holds an in-flight lease (`leave` must follow); `report`: its answer
+   * is reported even when untracked (the job has failures to forget).
+   */
+  | { kind: 'call'; tracked: boolean; report: boolean }
   /** Call: this is the one probe of the interval. */
   | { kind: 'probe' }
-  /**
-   * Call, though the circuit is open: the job's probe failed `RELEASED_AFTER_FAILED_PROBES` times
-   * while the target answered others (a poison input), so it is no longer held and spends its
-   * attempts (`leave` must follow: an answer closes the circuit; a failure leaves the probes
-   * alone).
-   */
-  | { kind: 'released' }
   /** The target is suspect and enough calls are in flight: try again in a moment (not held). */
   | { kind: 'wait' }
   /**
    * The circuit is open: hold the job for `delayMs` (or until the circuit closes); `newly`: it was
-   * not held already (a job woken to look again is not newly held).
+   * not held already (a job woken to look again is not newly held); `wake`: another job is now
+   * first in line, asleep for a long hold, to be woken for the next probe.
    */
-  | { kind: 'hold'; delayMs: number; newly: boolean };
+  | { kind: 'hold'; delayMs: number; newly: boolean; wake?: Wake };
 
 /** How a call went, as far as the circuit is concerned. */
 export type CallResult =
-  /** The target answered (2xx, or a 4xx that is not 408 or 429). */
-  | 'answered'
-  /** A retryable failure of the target: a network error, 408, 429, 5xx, its IdP unreachable. */
+  /** The target served it: a 2xx. The only answer that closes a circuit. */
+  | 'succeeded'
+  /**
+   * The target refused this input (a 4xx other than 408 and 429, a token refused): the action
+   * ends, and nothing is learnt of the target's health.
+   */
+  | 'refused'
+  /** A retryable failure: a network error, 408, 429, 5xx, its identity provider unreachable. */
   | 'unavailable'
   /** Neither (no call was made, an unexpected error): only the lease is given back. */
   | 'neutral';
@@ -37,13 +45,14 @@ export interface Departure {
   /** The circuit's state after the call. */
   state: CircuitState;
   /** Set when this call moved the circuit. */
-  transition: 'opened' | 'closed' | null;
+  transition: 'opened' | 'reopened' | 'closed' | null;
   failures: number;
-  /**
-   * After a failed probe: the job now first in line, asleep for a long hold, to be woken for the
-   * next probe `inMs` from now.
-   */
-  wake: { jobId: string; inMs: number } | null;
+  /** After a probe that did not close it: the job now first in line, to wake for the next. */
+  wake: Wake | null;
+  /** The job is a poison input: its failures do not count toward the circuit. */
+  poison: boolean;
+  /** This failure made it one. */
+  judged: boolean;
 }
 
 export interface CircuitBreakerSettings extends CircuitBoardSettings {
@@ -68,30 +77,33 @@ export interface CircuitBreakerSettings extends CircuitBoardSettings {
    */
   maxHoldMs?: number;
   /**
-   * How long a job's failures (its first, its failed probes) are kept after its last; an answer
-   * to it reported to the circuit, its skip or its failing for good forgets them at once (an
-   * answer on a healthy target is not reported). Forgotten early, a poison input is only held a
-   * little longer.
+   * How long a job's failures (when it last failed, whether it is poison) are kept after its
+   * last; its 2xx, its refusal, its skip or its failing for good forgets them at once. Forgotten
+   * early, a poison input only counts once more toward the circuit.
    * @defaultValue one day
    */
   jobFailuresKeptMs?: number;
+  /** The clock of the circuit, epoch ms. @defaultValue Redis's own (`TIME`) */
+  clock?: () => number;
 }
 
-/** The reply of `circuitEnter`: {kind, n, newly, first in line}. */
-export type EnterReply = [string, number, number?, string?];
+/** The reply of `circuitEnter`: {kind, n, newly or report, first in line, in ms, tell}. */
+export type EnterReply = [string, number, number?, string?, number?, number?];
 
 /** What `circuitEnter`'s reply means. */
-export function admissionOf([kind, n, newly]: EnterReply): Admission {
-  if (kind === 'call') return { kind, tracked: n === 1 };
-  if (kind === 'probe' || kind === 'wait' || kind === 'released') return { kind };
-  return { kind: 'hold', delayMs: n, newly: newly === 1 };
+export function admissionOf([kind, n, third, first, inMs, tell]: EnterReply): Admission {
+  if (kind === 'call') return { kind, tracked: n === 1, report: n === 1 || third === 1 };
+  if (kind === 'probe' || kind === 'wait') return { kind };
+  const held = { kind: 'hold' as const, delayMs: n, newly: third === 1 };
+  return first && tell === 1 ? { ...held, wake: { jobId: first, inMs: inMs ?? 0 } } : held;
 }
+
+/** The reply of `circuit-leave-6.lua`. */
+type LeaveReply = [CircuitState, string, number, string, number, number, number];
 
 interface BreakerCommands {
   pwCircuitEnter(...args: (string | number)[]): Promise<EnterReply>;
-  pwCircuitLeave(
-    ...args: (string | number)[]
-  ): Promise<[CircuitState, string, number, string?, number?]>;
+  pwCircuitLeave(...args: (string | number)[]): Promise<LeaveReply>;
 }
 
 /** Jobs removed by hand passed over in one look at the line (more wait for the next look). */
@@ -99,6 +111,9 @@ const PASSED_OVER_AT_MOST = 10;
 
 /** How long a job's failures are kept by default (`jobFailuresKeptMs`). */
 const DAY_MS = 86_400_000;
+
+/** The most poison inputs a circuit lists (the newest). */
+export const POISON_LISTED = 1000;
 
 /**
  * A jittered probe interval, so workers do not probe in step: up to 40% longer, never shorter (at
@@ -157,13 +172,13 @@ export class CircuitBreaker extends CircuitBoard {
     return (await this.redis.exists(jobKeyPrefix(jobId))) === 1;
   }
 
-  /** The job first in line after `jobId`'s failed probe, passing over jobs removed by hand. */
+  /** The job to wake after `jobId`'s probe, passing over jobs removed by hand. */
   private async nextInLine(target: string, jobId: string, first: string): Promise<string | null> {
+    const { circuit, held } = this.keys(target);
     let next: string | undefined = first;
     for (let passed = 0; next && next !== jobId && passed < PASSED_OVER_AT_MOST; passed++) {
       if (await this.jobExists(next)) return next;
-      const { held } = this.keys(target);
-      await this.redis.zrem(held, next);
+      await this.redis.multi().zrem(held, next).hdel(circuit, 'probe_next').exec();
       [next] = await this.redis.zrange(held, '0', '0');
     }
     return next && next !== jobId ? next : null;
@@ -185,6 +200,7 @@ export class CircuitBreaker extends CircuitBoard {
         target,
         holdOnly ? '1' : '0',
         this.scriptJobKeyPrefix,
+        this.now,
       ],
     };
   }
@@ -192,32 +208,44 @@ export class CircuitBreaker extends CircuitBoard {
   /** The job no longer waits for the circuit (it finished without a call, or failed for good). */
   async forget(target: string, jobId: string): Promise<void> {
     const keys = this.keys(target);
-    await this.redis.multi().zrem(keys.held, jobId).del(keys.failing(jobId)).exec();
+    await this.redis
+      .multi()
+      .zrem(keys.held, jobId)
+      .del(keys.failing(jobId))
+      .zrem(keys.poison, jobId)
+      .exec();
   }
 
   /** After the call of job `jobId` (or instead of it, `neutral`). */
   async leave(target: string, jobId: string, result: CallResult): Promise<Departure> {
     const { failureThreshold, probeIntervalMs, jobFailuresKeptMs } = this.breakerSettings;
     const keys = this.keys(target);
-    const [state, transition, failures, next, inMs] = await this.breaker.pwCircuitLeave(
-      ...[keys.circuit, keys.inFlight, keys.targets, keys.held, keys.failing(jobId)],
-      ...[jobId, result, failureThreshold, jittered(probeIntervalMs, this.random), target],
-      ...[this.scriptJobKeyPrefix, jobFailuresKeptMs ?? DAY_MS],
-      channels.circuitChanged(this.settings.queuePrefix),
-    );
+    const [state, transition, failures, next, inMs, poison, judged] =
+      await this.breaker.pwCircuitLeave(
+        ...[keys.circuit, keys.inFlight, keys.targets, keys.held, keys.failing(jobId), keys.poison],
+        ...[jobId, result, failureThreshold, jittered(probeIntervalMs, this.random), target],
+        ...[this.scriptJobKeyPrefix, jobFailuresKeptMs ?? DAY_MS],
+        channels.circuitChanged(this.settings.queuePrefix),
+        this.now,
+        POISON_LISTED,
+      );
     const wake = next ? await this.nextInLine(target, jobId, next) : null;
     return {
       state,
-      transition: transition === 'opened' || transition === 'closed' ? transition : null,
+      transition:
+        transition === 'opened' || transition === 'reopened' || transition === 'closed'
+          ? transition
+          : null,
       failures,
-      wake: wake ? { jobId: wake, inMs: inMs ?? 0 } : null,
+      wake: wake ? { jobId: wake, inMs } : null,
+      poison: poison === 1,
+      judged: judged === 1,
     };
   }
 
-  /** The job's failed probes counted towards its release (`RELEASED_AFTER_FAILED_PROBES`). */
-  async failedProbes(target: string, jobId: string): Promise<number> {
-    const failing = this.keys(target).failing(jobId);
-    return Number((await this.redis.hget(failing, 'failed_probes')) ?? 0);
+  /** The time the scripts are given: '' for Redis's own clock. */
+  private get now(): number | '' {
+    return this.breakerSettings.clock?.() ?? '';
   }
 
   /** The held jobs' key prefix the scripts check themselves ('' when `jobExists` does). */

@@ -7,7 +7,7 @@ import {
   TokenError,
 } from '@pw/shared';
 import type { ActionJobData, Logger } from '@pw/shared';
-import type { Admission, CallResult, CircuitBreaker, Departure } from './circuit-breaker.js';
+import type { Admission, CallResult, CircuitBreaker, Departure, Wake } from './circuit-breaker.js';
 import type { CircuitCopy } from './circuit-copy.js';
 import { NETWORK_ERROR } from './partner-api.js';
 import type { WorkerMetrics } from './metrics.js';
@@ -17,20 +17,23 @@ const IDP_DOWN_CODES = new Set([TOKEN_REQUEST_FAILED, 'server_error', 'temporari
 
 /**
  * How a try's error counts for the circuit: a retryable failure of the target (no answer, 408,
- * 429, 5xx, its identity provider unreachable or answering 5xx) is `unavailable`; a refusal by the
- * target (another 4xx, a token refused as `invalid_client`) means it answered; anything else
- * (no call made, a bug) is `neutral`.
+ * 429, 5xx, its identity provider unreachable or answering 5xx) is `unavailable`; a refusal of
+ * this input (another 4xx, a token refused as `invalid_client`) is `refused`, which says nothing
+ * of the target's health; anything else (no call made, a bug) is `neutral`.
  */
 export function circuitResult(error: unknown): CallResult {
   if (error instanceof TokenError)
-    return IDP_DOWN_CODES.has(error.code) ? 'unavailable' : 'answered';
+    return IDP_DOWN_CODES.has(error.code) ? 'unavailable' : 'refused';
   const code = codeOf(error) ?? '';
   if (error instanceof RetryableError) {
     return code === NETWORK_ERROR || code.startsWith('http_') ? 'unavailable' : 'neutral';
   }
-  if (error instanceof PermanentError && code.startsWith('http_')) return 'answered';
+  if (error instanceof PermanentError && code.startsWith('http_')) return 'refused';
   return 'neutral';
 }
+
+const POISON_MESSAGE =
+  'poison input: it failed again while the target served other calls; its failures no longer count toward the circuit, and it spends its attempts';
 
 export interface CircuitGateDeps {
   circuits: CircuitBreaker;
@@ -44,8 +47,8 @@ export interface CircuitGateDeps {
 
 /**
  * The worker's side of the circuits: asks before a call, reports after it, logs and counts each
- * transition, wakes the held jobs, in their order, when a circuit closes, and the next in line
- * for the probe when one fails.
+ * change and each poison input, wakes the held jobs, in their order, when a circuit closes, and
+ * the next in line for the probe when it changes.
  */
 export class CircuitGate {
   constructor(private readonly deps: CircuitGateDeps) {}
@@ -68,18 +71,33 @@ export class CircuitGate {
   async leave(target: string, job: Job<ActionJobData>, result: CallResult): Promise<Departure> {
     const departure = await this.deps.circuits.leave(target, job.id ?? job.data.webhook_id, result);
     // The announcement reaches this process too; its own next try needs not wait for it.
-    if (result === 'unavailable' || departure.transition) this.deps.copy?.changed(target);
+    if ((result === 'unavailable' && !departure.poison) || departure.transition) {
+      this.deps.copy?.changed(target);
+    }
     if (departure.transition) this.changed(target, departure.transition, departure.failures);
-    if (departure.wake) void this.wakeForProbe(target, departure.wake);
+    if (departure.wake) this.wake(target, departure.wake);
+    if (departure.judged) this.poisonJudged(target, job);
     return departure;
   }
 
+  /** A poison input: counted, logged, and said in the job's log on the board. */
+  private poisonJudged(target: string, job: Job<ActionJobData>): void {
+    const { action, webhook_id: webhookId } = job.data;
+    this.deps.metrics.poisonInputs.inc({ target, action });
+    this.deps.log.warn({ target, webhook_id: webhookId, action }, POISON_MESSAGE);
+    void job.log(POISON_MESSAGE).catch(() => undefined);
+  }
+
   /**
-   * A probe failed and its job went to the back of the line: the job now first in line, asleep
-   * for a long hold, is woken for the next probe. Not found or not delayed (taken meanwhile), it
-   * needs no waking; should this fail, the next probe waits for a job to look again on its own.
+   * The job now first in line (after a probe, or a newer fresh job held), asleep for a long hold,
+   * is woken for the next probe. Not found or not delayed (taken meanwhile), it needs no waking;
+   * should this fail, any job takes the probe once it is an interval overdue.
    */
-  private async wakeForProbe(target: string, { jobId, inMs }: { jobId: string; inMs: number }) {
+  wake(target: string, next: Wake): void {
+    void this.wakeForProbe(target, next);
+  }
+
+  private async wakeForProbe(target: string, { jobId, inMs }: Wake) {
     try {
       const job = await this.deps.queueOf(jobId).getJob(jobId);
       if (job && (await job.isDelayed())) await job.changeDelay(inMs);
@@ -88,14 +106,16 @@ export class CircuitGate {
     }
   }
 
-  /** A transition this process made: counted, logged, and on closing the held jobs woken. */
-  private changed(target: string, to: 'opened' | 'closed', failures: number): void {
+  /** A change this process made: counted, logged, and on closing the held jobs woken. */
+  private changed(target: string, change: 'opened' | 'reopened' | 'closed', failures: number) {
     const { metrics, log } = this.deps;
-    metrics.circuitTransitions.inc({ target, to: to === 'opened' ? 'open' : 'closed' });
-    if (to === 'opened') {
+    metrics.circuitChanges.inc({ target, change });
+    if (change !== 'closed') {
       log.warn(
         { target, consecutive_failures: failures },
-        'circuit opened: actions for this target are held until a probe gets an answer',
+        change === 'opened'
+          ? 'circuit opened: actions for this target are held until a probe gets a 2xx'
+          : 'circuit reopened: a call failed right after it closed; actions are held again',
       );
       return;
     }

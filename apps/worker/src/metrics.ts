@@ -9,9 +9,9 @@ export class WorkerMetrics {
   readonly tokenRequests: Counter<'outcome'>;
   readonly actionsThrottled: Counter<'action'>;
   readonly circuitOpen: Gauge<'target'>;
-  readonly circuitTransitions: Counter<'target' | 'to'>;
+  readonly circuitChanges: Counter<'target' | 'change'>;
   readonly actionsHeld: Counter<'action'>;
-  readonly actionsReleased: Counter<'action'>;
+  readonly poisonInputs: Counter<'target' | 'action'>;
   /** Reads the circuits of this worker's targets at each scrape (shared state, in Redis). */
   private circuits: (() => Promise<CircuitView[]>) | undefined;
 
@@ -56,10 +56,10 @@ export class WorkerMetrics {
           this.set({ target: view.target }, view.state === 'open' ? 1 : 0);
       },
     });
-    this.circuitTransitions = new Counter({
-      name: 'partner_circuit_transitions_total',
-      help: 'Circuit state changes made by this worker process, by target and new state (open, closed)',
-      labelNames: ['target', 'to'],
+    this.circuitChanges = new Counter({
+      name: 'partner_circuit_changes_total',
+      help: 'Circuit state changes made by this worker process, by target and change: opened (retryable failures in a row across inputs), reopened (a failure right after a close), closed (a 2xx)',
+      labelNames: ['target', 'change'],
       registers,
     });
     this.actionsHeld = new Counter({
@@ -68,10 +68,10 @@ export class WorkerMetrics {
       labelNames: ['action'],
       registers,
     });
-    this.actionsReleased = new Counter({
-      name: 'actions_released_total',
-      help: "Actions no longer held by their target's open circuit because their probe failed 3 times while the target answered others (a poison input); they spend their attempts",
-      labelNames: ['action'],
+    this.poisonInputs = new Counter({
+      name: 'partner_poison_inputs_total',
+      help: 'Actions judged poison inputs (a retryable failure while their target served other calls): released from the circuit, their failures no longer count and they spend their attempts',
+      labelNames: ['target', 'action'],
       registers,
     });
   }

@@ -68,7 +68,7 @@ describe('the action start script', () => {
     const result = await start.begin(attempt());
     expect(result).toEqual({
       stale: false,
-      admission: { kind: 'call', tracked: true },
+      admission: { kind: 'call', tracked: true, report: true },
       started: true,
       countsAtEnd: false,
     });
@@ -137,7 +137,7 @@ describe("the action start with this process's copy of the circuits", () => {
     try {
       // Answered before the copy listens: its first read finds the circuit clean, and no change
       // announced meanwhile can make it read again between the poll and the start.
-      await circuits.leave(TARGET, 'other', 'answered');
+      await circuits.leave(TARGET, 'other', 'succeeded');
       await copy.start([TARGET]);
       await expect.poll(() => copy.clean(TARGET)).toBe(true);
       const withCopy = new ActionStart(redis, prefix, circuits, outcomes, copy);
@@ -148,7 +148,7 @@ describe("the action start with this process's copy of the circuits", () => {
       const before = await redis.hgetall(`${prefix}:outcome:wh_1`);
       expect(await withCopy.begin(attempt({ firstStart: true }))).toEqual({
         stale: false,
-        admission: { kind: 'call', tracked: false },
+        admission: { kind: 'call', tracked: false, report: false },
         started: false,
         countsAtEnd: true,
       });

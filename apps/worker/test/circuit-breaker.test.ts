@@ -4,22 +4,32 @@ import { actionJobId, Partitions } from '@pw/shared';
 import { redisPerTest } from '@pw/test-utils';
 import { CircuitBreaker } from '../src/circuit-breaker.js';
 import { ActionQueues, webhookIdOfJob } from '@pw/shared';
-import type { CircuitBreakerSettings } from '../src/circuit-breaker.js';
+import type { CallResult, CircuitBreakerSettings } from '../src/circuit-breaker.js';
 
-// The circuit breaker (lua/circuit-enter-5.lua, lua/circuit-leave-5.lua): the shared circuit
-// state in Redis, driven as several workers would drive it.
+// The circuit breaker (lua/circuit-enter-5.lua, lua/circuit-leave-6.lua): the shared circuit
+// state in Redis, driven as several workers would drive it, on a clock the test moves.
 
 const TARGET = 'http://partner.test v1/webhooks';
 const t = redisPerTest();
 
+/** The circuits' clock: the tests move it (`tick`), so no test waits for a probe. */
+let now = 1_800_000_000_000;
+const tick = (ms: number) => (now += ms);
+
 const store = (settings: Partial<CircuitBreakerSettings> = {}) =>
-  new CircuitBreaker(t.redis, {
-    queuePrefix: t.prefix,
-    failureThreshold: 3,
-    probeIntervalMs: 60_000,
-    leaseMs: 30_000,
-    ...settings,
-  });
+  new CircuitBreaker(
+    t.redis,
+    {
+      queuePrefix: t.prefix,
+      failureThreshold: 3,
+      probeIntervalMs: 60_000,
+      leaseMs: 30_000,
+      clock: () => now,
+      ...settings,
+    },
+    // No jitter: the probe is due exactly an interval after the last.
+    () => 0,
+  );
 
 /** An action job of the partition its id names, asleep as a held job is. */
 const addDelayed = (queues: ActionQueues, jobId: string) =>
@@ -35,28 +45,46 @@ const addDelayed = (queues: ActionQueues, jobId: string) =>
     { jobId, delay: 600_000 },
   );
 
-/** Calls that get an answer, so the target is known to answer (not suspect). */
+const CLEAN = { kind: 'call', tracked: false, report: false };
+const TRACKED = { kind: 'call', tracked: true, report: true };
+
+/** A call that gets a 2xx, so the target is known to serve (clean, not suspect). */
 async function warm(circuits: CircuitBreaker) {
-  expect(await circuits.enter(TARGET, 'warm', 1)).toEqual({ kind: 'call', tracked: true });
-  await circuits.leave(TARGET, 'warm', 'answered');
-  expect(await circuits.enter(TARGET, 'warm-2', 1)).toEqual({ kind: 'call', tracked: false });
+  expect(await circuits.enter(TARGET, 'warm', 1)).toEqual(TRACKED);
+  await circuits.leave(TARGET, 'warm', 'succeeded');
+  expect(await circuits.enter(TARGET, 'warm-2', 1)).toEqual(CLEAN);
 }
 
-/** Waits until the circuit's next probe is due on Redis's clock. */
+/** Moves the clock to the circuit's next probe. */
 async function probeDue(circuits: CircuitBreaker) {
-  const [seconds, micros] = await t.redis.time();
   const due = Date.parse((await circuits.view(TARGET)).next_probe_at ?? '');
-  const redisNow = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-  await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - redisNow + 5)));
+  now = Math.max(now, due);
 }
 
-describe('circuit state shared through Redis: opening', () => {
-  it('opens after the threshold of consecutive retryable failures; an answer in between resets the count', async () => {
+/** Opens the circuit with `threshold` failures of calls no job waits for. */
+async function open(circuits: CircuitBreaker, threshold = 3) {
+  for (let i = 0; i < threshold; i++) {
+    tick(1);
+    await circuits.leave(TARGET, `opener-${i}`, 'unavailable');
+  }
+  expect((await circuits.view(TARGET)).state).toBe('open');
+}
+
+/** The job's probe, once due; it ends with `result`. */
+async function probe(circuits: CircuitBreaker, jobId: string, order: number, result: CallResult) {
+  await probeDue(circuits);
+  expect(await circuits.enter(TARGET, jobId, order)).toEqual({ kind: 'probe' });
+  tick(1);
+  return circuits.leave(TARGET, jobId, result);
+}
+
+describe('opening: the circuit judges the target, across inputs', () => {
+  it('opens after the threshold of consecutive retryable failures; a 2xx in between resets the count', async () => {
     const circuits = store();
     await warm(circuits);
     await circuits.leave(TARGET, 'a', 'unavailable');
     await circuits.leave(TARGET, 'b', 'unavailable');
-    expect((await circuits.leave(TARGET, 'c', 'answered')).failures).toBe(0);
+    expect((await circuits.leave(TARGET, 'c', 'succeeded')).failures).toBe(0);
     expect((await circuits.leave(TARGET, 'd', 'unavailable')).transition).toBeNull();
     expect((await circuits.leave(TARGET, 'e', 'unavailable')).transition).toBeNull();
     expect(await circuits.leave(TARGET, 'f', 'unavailable')).toEqual({
@@ -64,26 +92,34 @@ describe('circuit state shared through Redis: opening', () => {
       transition: 'opened',
       failures: 3,
       wake: null,
+      poison: false,
+      judged: false,
     });
-    const hold = await circuits.enter(TARGET, 'g', 10);
-    expect(hold.kind).toBe('hold');
+    expect((await circuits.enter(TARGET, 'g', 10)).kind).toBe('hold');
     expect(await circuits.view(TARGET)).toMatchObject({
       state: 'open',
       consecutive_failures: 3,
       held_actions: 1,
       manual: false,
     });
+    expect(await t.redis.hget(`${t.prefix}:circuit:${TARGET}`, 'reason')).toBe('failures');
     expect((await circuits.list()).map((view) => view.target)).toEqual([TARGET]);
   });
 
-  it('neutral results (no call, a bug) neither open nor close it', async () => {
+  it('neutral results (no call, a bug) and refusals (a 4xx to one input) neither open nor close it', async () => {
     const circuits = store();
     await warm(circuits);
     for (const id of ['a', 'b', 'c', 'd']) await circuits.leave(TARGET, id, 'neutral');
+    for (const id of ['e', 'f', 'g', 'h']) await circuits.leave(TARGET, id, 'refused');
     expect((await circuits.view(TARGET)).state).toBe('closed');
+    // A refusal is not a 2xx: two failures, four refusals, one more failure opens it.
+    await circuits.leave(TARGET, 'i', 'unavailable');
+    await circuits.leave(TARGET, 'j', 'unavailable');
+    await circuits.leave(TARGET, 'k', 'refused');
+    expect((await circuits.leave(TARGET, 'l', 'unavailable')).transition).toBe('opened');
   });
 
-  it('a suspect target (failing lately, or never answered) gets no more calls in flight than failures may still happen', async () => {
+  it('a suspect target (failing lately, or never served) gets no more calls in flight than failures may still happen', async () => {
     const circuits = store();
     const admitted = await Promise.all(
       ['a', 'b', 'c', 'd'].map((id) => circuits.enter(TARGET, id, 1)),
@@ -97,83 +133,128 @@ describe('circuit state shared through Redis: opening', () => {
     await circuits.leave(TARGET, 'a', 'unavailable');
     // One failure, two calls in flight: no room until one of them ends.
     expect(await circuits.enter(TARGET, 'd', 1)).toEqual({ kind: 'wait' });
-    await circuits.leave(TARGET, 'b', 'answered');
-    expect(await circuits.enter(TARGET, 'd', 1)).toEqual({ kind: 'call', tracked: false });
+    await circuits.leave(TARGET, 'b', 'succeeded');
+    // Clean again; `a` has a failure to forget, so its answer is reported even so.
+    expect(await circuits.enter(TARGET, 'd', 1)).toEqual(CLEAN);
+    expect(await circuits.enter(TARGET, 'a', 1)).toEqual({ ...CLEAN, report: true });
   });
 });
 
 describe('an open circuit', () => {
-  it('while open, one probe per interval across every caller; a probe that gets an answer closes it', async () => {
+  it('one probe per interval across every caller; only a 2xx closes it', async () => {
     const circuits = store({ probeIntervalMs: 200 });
     await warm(circuits);
-    for (const id of ['a', 'b', 'c']) await circuits.leave(TARGET, id, 'unavailable');
+    await open(circuits);
+    for (let i = 0; i < 20; i++) await circuits.enter(TARGET, `job-${i}`, i);
     await probeDue(circuits);
-    const admissions = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => circuits.enter(TARGET, `job-${i}`, i)),
-    );
-    const probes = admissions.filter((admission) => admission.kind === 'probe');
-    expect(probes).toHaveLength(1);
-    const prober = `job-${admissions.findIndex((admission) => admission.kind === 'probe')}`;
-    // The probe fails: still open, and the next probe is an interval away.
-    expect(await circuits.leave(TARGET, prober, 'unavailable')).toMatchObject({
+    // The newest fresh job was first in line: it came back and took the probe.
+    expect(await circuits.enter(TARGET, 'job-19', 19)).toEqual({ kind: 'probe' });
+    expect(await circuits.enter(TARGET, 'job-18', 18)).toMatchObject({ kind: 'hold' });
+    // A 404 to the probe's input ends that action; the circuit stays open, and the next in line
+    // (the oldest fresh job, on the next turn) is woken for the next probe.
+    const refused = await circuits.leave(TARGET, 'job-19', 'refused');
+    expect(refused).toMatchObject({ state: 'open', transition: null, wake: { jobId: 'job-0' } });
+    expect(await probe(circuits, 'job-0', 0, 'unavailable')).toMatchObject({
       state: 'open',
       transition: null,
+      wake: { jobId: 'job-18' },
     });
-    expect((await circuits.enter(TARGET, prober, 0)).kind).toBe('hold');
-    await probeDue(circuits);
-    expect(await circuits.enter(TARGET, 'job-1', 1)).toEqual({ kind: 'probe' });
-    expect(await circuits.leave(TARGET, 'job-1', 'answered')).toEqual({
+    expect(await circuits.enter(TARGET, 'job-0', 0, true)).toMatchObject({ kind: 'hold' });
+    expect(await probe(circuits, 'job-18', 18, 'succeeded')).toEqual({
       state: 'closed',
       transition: 'closed',
       failures: 0,
       wake: null,
+      poison: false,
+      judged: false,
     });
-    expect(await circuits.enter(TARGET, 'job-2', 2)).toEqual({ kind: 'call', tracked: false });
+  });
+
+  it('a probe is not taken before its interval, and is taken by any job once it is a whole interval overdue', async () => {
+    const circuits = store({ probeIntervalMs: 1000, maxHoldMs: 90_000 });
+    await warm(circuits);
+    await open(circuits);
+    expect((await circuits.enter(TARGET, 'first', 2)).kind).toBe('hold');
+    expect(await circuits.enter(TARGET, 'other', 1)).toMatchObject({ kind: 'hold' });
+    await probeDue(circuits);
+    // Due, but another job is first in line (the newest fresh one).
+    expect((await circuits.enter(TARGET, 'other', 1)).kind).toBe('hold');
+    tick(1000);
+    expect(await circuits.enter(TARGET, 'other', 1)).toEqual({ kind: 'probe' });
   });
 });
 
-describe('the jobs an open circuit holds', () => {
-  it('the first held job comes back for the next probe; the others wait longer or until it closes', async () => {
+describe('the line of held jobs', () => {
+  it('the first in line comes back for the next probe; the others wait longer or until it closes', async () => {
     const circuits = store({ probeIntervalMs: 1000, maxHoldMs: 90_000 });
     await warm(circuits);
-    for (const id of ['a', 'b', 'c']) await circuits.leave(TARGET, id, 'unavailable');
+    await open(circuits);
     const first = await circuits.enter(TARGET, 'old', 1);
-    const later = await circuits.enter(TARGET, 'new', 2);
-    expect(first.kind === 'hold' && first.delayMs).toBeLessThanOrEqual(1400);
-    expect(later).toEqual({ kind: 'hold', delayMs: 90_000, newly: true });
+    expect(first.kind === 'hold' && first.delayMs).toBeLessThanOrEqual(1000);
+    // The newer job is first now (the newest fresh job is the next probe): the older sleeps.
+    const newer = await circuits.enter(TARGET, 'new', 2);
+    expect(newer.kind === 'hold' && newer.delayMs).toBeLessThanOrEqual(1000);
+    expect(await circuits.enter(TARGET, 'old', 1)).toEqual({
+      kind: 'hold',
+      delayMs: 90_000,
+      newly: false,
+    });
   });
 
   it('a job is held once: waking to look again is not a new hold', async () => {
     const circuits = store();
     await warm(circuits);
-    for (const id of ['a', 'b', 'c']) await circuits.leave(TARGET, id, 'unavailable');
+    await open(circuits);
     expect(await circuits.enter(TARGET, 'job', 1)).toMatchObject({ kind: 'hold', newly: true });
     expect(await circuits.enter(TARGET, 'job', 1)).toMatchObject({ kind: 'hold', newly: false });
   });
 
-  it('a job removed by hand while first in line is passed over: the next one comes back for the probe', async () => {
-    const queue = new Queue('actions', { connection: t.redis, prefix: t.prefix });
-    try {
-      const circuits = store({ probeIntervalMs: 1000, jobKeyPrefix: queue.toKey('') });
-      await warm(circuits);
-      for (const id of ['a', 'b', 'c']) await circuits.leave(TARGET, id, 'unavailable');
-      for (const id of ['gone', 'next']) await queue.add('x', {}, { jobId: id, delay: 600_000 });
-      expect((await circuits.enter(TARGET, 'gone', 1)).kind).toBe('hold');
-      await (await queue.getJob('gone'))!.remove();
-      const next = await circuits.enter(TARGET, 'next', 2);
-      expect(next.kind === 'hold' && next.delayMs).toBeLessThanOrEqual(1400);
-      expect((await circuits.view(TARGET)).held_actions).toBe(1);
-    } finally {
-      await queue.close();
+  it('probes take the newest and the oldest fresh job in turn, then the failed ones, poison last: a burst of held poison cannot stand ahead of an ordinary job', async () => {
+    const circuits = store({ probeIntervalMs: 100, maxHoldMs: 90_000 });
+    await warm(circuits);
+    await open(circuits);
+    // A burst of fresh jobs, then an ordinary one, then another burst.
+    for (let i = 0; i < 50; i++) await circuits.enter(TARGET, `early-${i}`, 100 + i);
+    await circuits.enter(TARGET, 'ordinary', 200);
+    for (let i = 0; i < 50; i++) await circuits.enter(TARGET, `late-${i}`, 300 + i);
+    const probes: string[] = [];
+    let next = 'late-49';
+    for (let i = 0; i < 4; i++) {
+      const order = Number(/\d+$/.exec(next)?.[0] ?? 0) + (next.startsWith('late') ? 300 : 100);
+      const departure = await probe(
+        circuits,
+        next,
+        next === 'ordinary' ? 200 : order,
+        'unavailable',
+      );
+      probes.push(next);
+      await circuits.enter(TARGET, next, order, true);
+      next = departure.wake!.jobId;
     }
+    expect(probes).toEqual(['late-49', 'early-0', 'late-48', 'early-1']);
+    // The failed go behind every fresh job, each failure to the back.
+    const held = await circuits.held(TARGET);
+    expect(held.slice(-4)).toEqual(probes);
   });
+});
 
-  it('closing wakes the held jobs, oldest first', async () => {
+describe('waking the line', () => {
+  it('closing wakes the fresh jobs newest first, then those that failed, poison last', async () => {
     const queue = new Queue('actions', { connection: t.redis, prefix: t.prefix });
     try {
-      const circuits = store();
+      const circuits = store({ probeIntervalMs: 100 });
       await warm(circuits);
-      for (const id of ['a', 'b', 'c']) await circuits.leave(TARGET, id, 'unavailable');
+      // `poison` fails, the target serves another, `poison` fails again: poison.
+      await circuits.leave(TARGET, 'poison', 'unavailable');
+      tick(1);
+      await circuits.leave(TARGET, 'other', 'succeeded');
+      tick(1);
+      expect(await circuits.leave(TARGET, 'poison', 'unavailable')).toMatchObject({
+        poison: true,
+        judged: true,
+      });
+      await open(circuits);
+      await circuits.leave(TARGET, 'failed', 'unavailable');
       for (const [order, id] of [
         [3, 'third'],
         [1, 'first'],
@@ -182,9 +263,14 @@ describe('the jobs an open circuit holds', () => {
         await queue.add('x', {}, { jobId: id, delay: 600_000 });
         expect((await circuits.enter(TARGET, id, order)).kind).toBe('hold');
       }
+      for (const id of ['poison', 'failed']) {
+        await queue.add('x', {}, { jobId: id, delay: 600_000 });
+        expect((await circuits.enter(TARGET, id, 0, true)).kind).toBe('hold');
+      }
+      expect(await circuits.held(TARGET)).toEqual(['first', 'second', 'third', 'failed', 'poison']);
       expect(await circuits.override(TARGET, 'closed')).toBe('closed');
-      expect(await circuits.wakeHeld(TARGET, queue)).toBe(3);
-      // A worker taking one job at a time takes them oldest first.
+      expect(await circuits.wakeHeld(TARGET, queue)).toBe(5);
+      // A worker taking one job at a time takes them in that order.
       const taken: string[] = [];
       const connection = t.redis.duplicate({ maxRetriesPerRequest: null });
       const worker = new Worker(
@@ -195,14 +281,187 @@ describe('the jobs an open circuit holds', () => {
         },
         { connection, prefix: t.prefix, concurrency: 1 },
       );
-      await expect.poll(() => taken.length).toBe(3);
+      await expect.poll(() => taken.length).toBe(5);
       await worker.close();
       connection.disconnect();
-      expect(taken).toEqual(['first', 'second', 'third']);
+      expect(taken).toEqual(['third', 'second', 'first', 'failed', 'poison']);
       expect((await circuits.view(TARGET)).held_actions).toBe(0);
     } finally {
       await queue.close();
     }
+  });
+
+  it('a job removed by hand while first in line is passed over: the next one comes back for the probe', async () => {
+    const queue = new Queue('actions', { connection: t.redis, prefix: t.prefix });
+    try {
+      const circuits = store({ probeIntervalMs: 1000, jobKeyPrefix: queue.toKey('') });
+      await warm(circuits);
+      await open(circuits);
+      for (const id of ['next', 'gone']) await queue.add('x', {}, { jobId: id, delay: 600_000 });
+      expect((await circuits.enter(TARGET, 'next', 1)).kind).toBe('hold');
+      expect((await circuits.enter(TARGET, 'gone', 2)).kind).toBe('hold');
+      await (await queue.getJob('gone'))!.remove();
+      const next = await circuits.enter(TARGET, 'next', 1);
+      expect(next.kind === 'hold' && next.delayMs).toBeLessThanOrEqual(1000);
+      expect((await circuits.view(TARGET)).held_actions).toBe(1);
+    } finally {
+      await queue.close();
+    }
+  });
+});
+
+describe('after a close', () => {
+  it('one call at a time until a 2xx; a retryable failure among them reopens it, and its job is held again', async () => {
+    const circuits = store({ probeIntervalMs: 100 });
+    await warm(circuits);
+    await open(circuits);
+    await circuits.enter(TARGET, 'prober', 1);
+    expect((await probe(circuits, 'prober', 1, 'succeeded')).transition).toBe('closed');
+    expect(await circuits.enter(TARGET, 'first', 2)).toEqual(TRACKED);
+    expect(await circuits.enter(TARGET, 'second', 3)).toEqual({ kind: 'wait' });
+    expect(await circuits.leave(TARGET, 'first', 'unavailable')).toMatchObject({
+      state: 'open',
+      transition: 'reopened',
+      failures: 1,
+    });
+    expect(await t.redis.hget(`${t.prefix}:circuit:${TARGET}`, 'reason')).toBe('reopened');
+    expect((await circuits.enter(TARGET, 'first', 2, true)).kind).toBe('hold');
+    // Closed again; this time the first call gets a 2xx: clean, calls go out untracked.
+    await circuits.enter(TARGET, 'second', 3);
+    expect((await probe(circuits, 'second', 3, 'succeeded')).transition).toBe('closed');
+    expect(await circuits.enter(TARGET, 'third', 4)).toEqual(TRACKED);
+    expect(await circuits.leave(TARGET, 'third', 'succeeded')).toMatchObject({ state: 'closed' });
+    expect(await circuits.enter(TARGET, 'fourth', 5)).toEqual(CLEAN);
+  });
+});
+
+describe('a poison input: it fails while the target serves others', () => {
+  it('judged at its failure after a 2xx to another since its last: its failures no longer count, and it spends its attempts (the circuit stays closed)', async () => {
+    const circuits = store();
+    await warm(circuits);
+    expect(await circuits.leave(TARGET, 'poison', 'unavailable')).toMatchObject({
+      failures: 1,
+      poison: false,
+    });
+    tick(1);
+    await circuits.leave(TARGET, 'other', 'succeeded');
+    for (let i = 0; i < 10; i++) {
+      tick(1);
+      expect(await circuits.leave(TARGET, 'poison', 'unavailable')).toMatchObject({
+        state: 'closed',
+        failures: 0,
+        poison: true,
+        judged: i === 0,
+      });
+    }
+    expect(await t.redis.zrange(`${t.prefix}:circuit:${TARGET}:poison`, '0', '-1')).toEqual([
+      'poison',
+    ]);
+    // Its 2xx forgets it.
+    await circuits.leave(TARGET, 'poison', 'succeeded');
+    expect(await t.redis.zcard(`${t.prefix}:circuit:${TARGET}:poison`)).toBe(0);
+  });
+
+  it('in an outage (no 2xx since its failure) a held job is never judged poison, however many of its probes fail', async () => {
+    const circuits = store({ probeIntervalMs: 50 });
+    await warm(circuits);
+    await circuits.leave(TARGET, 'only', 'unavailable');
+    await open(circuits);
+    for (let i = 0; i < 5; i++) {
+      await circuits.enter(TARGET, 'only', 1, true);
+      // Alone in the line: nobody else to wake, it comes back for the next probe itself.
+      expect(await probe(circuits, 'only', 1, 'unavailable')).toMatchObject({
+        wake: null,
+        poison: false,
+      });
+    }
+  });
+});
+
+describe('a poison input while the circuit is open or recovering', () => {
+  it('a poison input held by a circuit that opens for others stays held: no attempt spent while open', async () => {
+    const circuits = store();
+    await warm(circuits);
+    await circuits.leave(TARGET, 'poison', 'unavailable');
+    tick(1);
+    await circuits.leave(TARGET, 'other', 'succeeded');
+    tick(1);
+    await circuits.leave(TARGET, 'poison', 'unavailable');
+    await open(circuits);
+    tick(1);
+    // It fails again (an in-flight call) while open: the state says open, so its job is held.
+    expect(await circuits.leave(TARGET, 'poison', 'unavailable')).toMatchObject({
+      state: 'open',
+      poison: true,
+      judged: false,
+    });
+  });
+
+  it("right after a close, the repeat failure of one input that failed before it is that input's: poison, the circuit stays closed; a second input failing before any 2xx reopens it, and the first is no longer poison", async () => {
+    const circuits = store({ probeIntervalMs: 100 });
+    const poisonSet = `${t.prefix}:circuit:${TARGET}:poison`;
+    await warm(circuits);
+    await open(circuits);
+    for (const [order, id] of ['one', 'two'].entries()) {
+      await circuits.leave(TARGET, id, 'unavailable');
+      await circuits.enter(TARGET, id, order, true);
+    }
+    await circuits.enter(TARGET, 'prober', 2);
+    expect((await probe(circuits, 'prober', 2, 'succeeded')).transition).toBe('closed');
+    expect(await circuits.enter(TARGET, 'one', 0)).toEqual(TRACKED);
+    tick(1);
+    expect(await circuits.leave(TARGET, 'one', 'unavailable')).toMatchObject({
+      state: 'closed',
+      transition: null,
+      poison: true,
+      judged: true,
+    });
+    expect(await t.redis.zrange(poisonSet, '0', '-1')).toEqual(['one']);
+    // A second input fails before any 2xx: the target is failing again.
+    expect(await circuits.enter(TARGET, 'two', 1)).toEqual(TRACKED);
+    tick(1);
+    expect(await circuits.leave(TARGET, 'two', 'unavailable')).toMatchObject({
+      state: 'open',
+      transition: 'reopened',
+      poison: false,
+    });
+    expect(await t.redis.zcard(poisonSet)).toBe(0);
+    expect(await t.redis.hget(`${t.prefix}:circuit:${TARGET}:failing:one`, 'poison')).toBeNull();
+
+    // Next time a 2xx follows the repeat failure: the first stays poison.
+    await circuits.enter(TARGET, 'two', 1, true);
+    await circuits.enter(TARGET, 'fresh', 5);
+    expect((await probe(circuits, 'fresh', 5, 'succeeded')).transition).toBe('closed');
+    await circuits.enter(TARGET, 'one', 0);
+    tick(1);
+    expect(await circuits.leave(TARGET, 'one', 'unavailable')).toMatchObject({ judged: true });
+    await circuits.enter(TARGET, 'other', 6);
+    tick(1);
+    await circuits.leave(TARGET, 'other', 'succeeded');
+    await circuits.enter(TARGET, 'two', 1);
+    tick(1);
+    expect(await circuits.leave(TARGET, 'two', 'unavailable')).toMatchObject({
+      state: 'closed',
+      judged: true,
+    });
+    expect(await t.redis.zrange(poisonSet, '0', '-1')).toEqual(['one', 'two']);
+  });
+});
+
+describe("a job's failures against a target", () => {
+  it("a job's failures are kept a day after its last, and forgotten at its 2xx, its refusal or when forgotten", async () => {
+    const circuits = store();
+    const failing = (job: string) => `${t.prefix}:circuit:${TARGET}:failing:${job}`;
+    for (const job of ['served', 'refused', 'skipped']) {
+      await circuits.leave(TARGET, job, 'unavailable');
+      const ttl = await t.redis.pttl(failing(job));
+      expect(ttl).toBeGreaterThan(86_000_000);
+      expect(ttl).toBeLessThanOrEqual(86_400_000);
+    }
+    await circuits.leave(TARGET, 'served', 'succeeded');
+    await circuits.leave(TARGET, 'refused', 'refused');
+    await circuits.forget(TARGET, 'skipped');
+    expect(await t.redis.exists(failing('served'), failing('refused'), failing('skipped'))).toBe(0);
   });
 });
 
@@ -214,139 +473,14 @@ describe('an operator and the circuit', () => {
     expect(await circuits.override(TARGET, 'open')).toBeNull();
     const view = await circuits.view(TARGET);
     expect(view).toMatchObject({ state: 'open', manual: true, next_probe_at: null });
-    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect(await t.redis.hget(`${t.prefix}:circuit:${TARGET}`, 'reason')).toBe('manual');
+    tick(120);
     expect((await circuits.enter(TARGET, 'job', 1)).kind).toBe('hold');
-    // An answer to a call that was in flight does not close a circuit opened by hand.
-    expect((await circuits.leave(TARGET, 'in-flight', 'answered')).state).toBe('open');
+    // A 2xx to a call that was in flight does not close a circuit opened by hand.
+    expect((await circuits.leave(TARGET, 'in-flight', 'succeeded')).state).toBe('open');
     expect(await circuits.override(TARGET, 'closed')).toBe('closed');
-    // Closed by hand, the target is suspect until it answers again.
-    expect(await circuits.enter(TARGET, 'job', 1)).toEqual({ kind: 'call', tracked: true });
-  });
-});
-
-/** Redis's clock in ms. */
-async function redisMs() {
-  const [seconds, micros] = await t.redis.time();
-  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-}
-
-/** Returns once Redis's clock is a millisecond on: what happens next happens later. */
-async function nextMillisecond() {
-  const start = await redisMs();
-  while ((await redisMs()) === start);
-}
-
-/** Opens the circuit with `threshold` failures of calls no job waits for. */
-async function open(circuits: CircuitBreaker, threshold = 3) {
-  for (let i = 0; i < threshold; i++) await circuits.leave(TARGET, `opener-${i}`, 'unavailable');
-  expect((await circuits.view(TARGET)).state).toBe('open');
-}
-
-/** The job's probe, once due; it fails. */
-async function failedProbe(circuits: CircuitBreaker, jobId: string, order: number) {
-  await probeDue(circuits);
-  expect(await circuits.enter(TARGET, jobId, order)).toEqual({ kind: 'probe' });
-  return circuits.leave(TARGET, jobId, 'unavailable');
-}
-
-describe('a poison input cannot hold a circuit open', () => {
-  it('probes go round the held jobs: one whose probe failed goes to the back, and the one now first is named to be woken for the next probe', async () => {
-    const circuits = store({ probeIntervalMs: 100, maxHoldMs: 90_000 });
-    await warm(circuits);
-    await open(circuits);
-    const t = Date.now();
-    for (const [i, id] of ['first', 'second', 'third'].entries()) {
-      expect((await circuits.enter(TARGET, id, t + i)).kind).toBe('hold');
-    }
-    const departure = await failedProbe(circuits, 'first', t);
-    // Held again (its call just failed): at the back, so it sleeps the long hold.
-    expect(await circuits.enter(TARGET, 'first', t, true)).toMatchObject({
-      kind: 'hold',
-      delayMs: 90_000,
-    });
-    expect(await circuits.held(TARGET)).toEqual(['second', 'third', 'first']);
-    expect(departure).toMatchObject({ state: 'open', wake: { jobId: 'second' } });
-    expect(departure.wake?.inMs).toBeGreaterThanOrEqual(100);
-    expect((await failedProbe(circuits, 'second', t + 1)).wake?.jobId).toBe('third');
-    expect(await circuits.held(TARGET)).toEqual(['third', 'first', 'second']);
-    // A job that failed lately joins at the back, even behind a job created after it.
-    await circuits.leave(TARGET, 'retried', 'unavailable');
-    // Created after every place in the line, which is max(now, the last's + 1): past t + 5 when
-    // all of the above ran within a millisecond or two, and past any earlier now.
-    while ((await redisMs()) <= t + 5);
-    await nextMillisecond();
-    expect((await circuits.enter(TARGET, 'new', Date.now())).kind).toBe('hold');
-    expect((await circuits.enter(TARGET, 'retried', t - 1)).kind).toBe('hold');
-    expect(await circuits.held(TARGET)).toEqual(['third', 'first', 'second', 'new', 'retried']);
-  });
-
-  it('a job whose probe failed 3 times while the target answered others is released: it calls, its failures leave the probes alone, its answer closes the circuit', async () => {
-    const circuits = store({ probeIntervalMs: 100 });
-    await warm(circuits);
-    // The poison fails, then the target answers another job: the failure is the poison's own.
-    await circuits.leave(TARGET, 'poison', 'unavailable');
-    await nextMillisecond();
-    await circuits.leave(TARGET, 'other', 'answered');
-    await open(circuits);
-    expect((await circuits.enter(TARGET, 'healthy', 9)).kind).toBe('hold');
-    for (const counted of [1, 2]) {
-      await failedProbe(circuits, 'poison', 1);
-      expect(await circuits.failedProbes(TARGET, 'poison')).toBe(counted);
-      expect((await circuits.enter(TARGET, 'poison', 1, true)).kind).toBe('hold');
-    }
-    expect((await failedProbe(circuits, 'poison', 1)).wake?.jobId).toBe('healthy');
-    expect(await circuits.enter(TARGET, 'poison', 1, true)).toEqual({ kind: 'released' });
-    expect(await circuits.held(TARGET)).toEqual(['healthy']);
-
-    // Released, it calls whenever it runs, never as the probe: the probe is still the others'.
-    await probeDue(circuits);
-    expect(await circuits.enter(TARGET, 'poison', 1)).toEqual({ kind: 'released' });
-    const due = (await circuits.view(TARGET)).next_probe_at;
-    expect(await circuits.leave(TARGET, 'poison', 'unavailable')).toMatchObject({ state: 'open' });
-    expect((await circuits.view(TARGET)).next_probe_at).toBe(due);
-    expect(await circuits.enter(TARGET, 'healthy', 9)).toEqual({ kind: 'probe' });
-    await circuits.leave(TARGET, 'healthy', 'neutral');
-
-    // An operator's open holds it like any other job.
-    await circuits.override(TARGET, 'open');
-    expect((await circuits.enter(TARGET, 'poison', 1)).kind).toBe('hold');
-    await circuits.override(TARGET, 'closed');
-    await open(circuits);
-    // Its answer is the target's: the circuit closes, and its failures are forgotten.
-    expect(await circuits.enter(TARGET, 'poison', 1)).toEqual({ kind: 'released' });
-    expect(await circuits.leave(TARGET, 'poison', 'answered')).toMatchObject({
-      transition: 'closed',
-    });
-    expect(await circuits.failedProbes(TARGET, 'poison')).toBe(0);
-  });
-});
-
-describe('a poison input is told from an outage', () => {
-  it('in an outage (nothing answered since its first failure) a held job is never released, however many of its probes fail', async () => {
-    const circuits = store({ probeIntervalMs: 50 });
-    await warm(circuits);
-    await open(circuits);
-    for (let i = 0; i < 5; i++) {
-      // Alone in the line: nobody else to wake, it comes back for the next probe itself.
-      expect((await failedProbe(circuits, 'only', 1)).wake).toBeNull();
-      const again = await circuits.enter(TARGET, 'only', 1, true);
-      expect(again.kind === 'hold' && again.delayMs).toBeLessThanOrEqual(70);
-    }
-    expect(await circuits.failedProbes(TARGET, 'only')).toBe(0);
-  });
-
-  it("a job's failures are kept a day after its last, and forgotten once it is answered or forgotten", async () => {
-    const circuits = store();
-    const failing = (job: string) => `${t.prefix}:circuit:${TARGET}:failing:${job}`;
-    for (const job of ['answered', 'skipped']) {
-      await circuits.leave(TARGET, job, 'unavailable');
-      const ttl = await t.redis.pttl(failing(job));
-      expect(ttl).toBeGreaterThan(86_000_000);
-      expect(ttl).toBeLessThanOrEqual(86_400_000);
-    }
-    await circuits.leave(TARGET, 'answered', 'answered');
-    await circuits.forget(TARGET, 'skipped');
-    expect(await t.redis.exists(failing('answered'), failing('skipped'))).toBe(0);
+    // Closed by hand, the target is suspect until it serves again.
+    expect(await circuits.enter(TARGET, 'job', 1)).toEqual(TRACKED);
   });
 });
 
@@ -361,20 +495,21 @@ describe('held jobs of several partitions', () => {
         jobKeyPrefix: (jobId) => queues.ofJob(jobId).toKey(jobId),
       });
       await warm(circuits);
-      for (const id of ['a', 'b', 'c']) await circuits.leave(TARGET, id, 'unavailable');
+      await open(circuits);
       const [gone, next, last] = [0, 1, 0].map((partition) =>
         actionJobId(partitions.newWebhookId(partition), 'notify_customer'),
       ) as [string, string, string];
       for (const id of [gone, next, last]) {
         await addDelayed(queues, id);
       }
-      expect((await circuits.enter(TARGET, gone, 1)).kind).toBe('hold');
+      // The newest fresh job is first in line: `gone`, until it is removed.
+      expect((await circuits.enter(TARGET, gone, 3)).kind).toBe('hold');
       await (await queues.ofJob(gone).getJob(gone))!.remove();
       const second = await circuits.enter(TARGET, next, 2);
       expect(second.kind === 'hold' && second.delayMs).toBeLessThan(90_000);
       expect(await circuits.held(TARGET)).toEqual([next]);
       // After a failed probe, a job removed by hand is not the one named to be woken.
-      expect((await circuits.enter(TARGET, last, 3)).kind).toBe('hold');
+      expect((await circuits.enter(TARGET, last, 1)).kind).toBe('hold');
       await (await queues.ofJob(last).getJob(last))!.remove();
       await probeDue(circuits);
       expect(await circuits.enter(TARGET, next, 2)).toEqual({ kind: 'probe' });
@@ -391,7 +526,7 @@ describe('held jobs of several partitions', () => {
     try {
       const circuits = store();
       await warm(circuits);
-      for (const id of ['a', 'b', 'c']) await circuits.leave(TARGET, id, 'unavailable');
+      await open(circuits);
       const ids = [0, 1].map((partition) =>
         actionJobId(partitions.newWebhookId(partition), 'notify_customer'),
       );

@@ -44,12 +44,12 @@ describe("a worker's copy of the circuits", () => {
     const other = breaker();
     // Never answered: suspect.
     expect(copy.clean(TARGET)).toBe(false);
-    await other.leave(TARGET, 'job-1', 'answered');
+    await other.leave(TARGET, 'job-1', 'succeeded');
     await expect.poll(() => copy.clean(TARGET)).toBe(true);
 
     await other.leave(TARGET, 'job-2', 'unavailable');
     await expect.poll(() => copy.clean(TARGET)).toBe(false);
-    await other.leave(TARGET, 'job-3', 'answered');
+    await other.leave(TARGET, 'job-3', 'succeeded');
     await expect.poll(() => copy.clean(TARGET)).toBe(true);
 
     // An operator opens it.
@@ -59,7 +59,7 @@ describe("a worker's copy of the circuits", () => {
 
   it('reads every circuit again when its subscription reconnects, and now and then', async () => {
     const { copy, subscriber } = await startCopy();
-    await breaker().leave(TARGET, 'job-1', 'answered');
+    await breaker().leave(TARGET, 'job-1', 'succeeded');
     await expect.poll(() => copy.clean(TARGET)).toBe(true);
     // A change it could not hear (its subscription was down meanwhile).
     const { circuit } = circuitKeys(t.prefix, TARGET);

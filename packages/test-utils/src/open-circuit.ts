@@ -6,7 +6,7 @@ export interface OpenCircuit {
   failures: number;
   /** When its next probe falls due, from now (ms). */
   probeInMs: number;
-  /** The jobs it holds, each with its order (creation time), first in line first. */
+  /** The jobs it holds (none has failed), each with its order (creation time). */
   held: { id: string; order: number }[];
 }
 
@@ -25,12 +25,17 @@ export async function openCircuit(
   const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   const keys = circuitKeys(queuePrefix, target);
   const transaction = redis.multi().sadd(keys.targets, target);
+  // The newest held job is first in line (apps/worker's includes/circuitLine.lua), told to come
+  // back for the next probe.
+  const first = [...circuit.held].sort((a, b) => b.order - a.order)[0];
   transaction.hset(keys.circuit, {
     state: 'open',
+    reason: 'failures',
     since: now,
     failures: circuit.failures,
     warm: 0,
     next_probe_at: now + circuit.probeInMs,
+    ...(first ? { probe_next: first.id } : {}),
   });
   for (const job of circuit.held) transaction.zadd(keys.held, job.order, job.id);
   // As every change to a circuit is: the workers' copies hear of it.

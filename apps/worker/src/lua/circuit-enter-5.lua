@@ -1,5 +1,8 @@
 --[[
-  The admission of a job before its call to a partner target, by the target's circuit.
+  The admission of a job before its call to a partner target, by the target's circuit: a clean
+  circuit lets it call; a suspect one (failed lately, or recovering from a close) bounds the calls
+  in flight; an open one holds it in its line (circuitLine), and lets the first in line through
+  as the probe once per interval.
 
     Input:
       KEYS[1] the circuit (a hash)
@@ -18,17 +21,18 @@
       ARGV[8]  '1' to hold only: a job whose call just failed on an open circuit is never the probe
                at once, and is held at the back of the line (1 ms if the circuit closed since)
       ARGV[9]  the held jobs' key prefix, to pass over jobs removed by hand ('' for none)
+      ARGV[10] the time in ms ('' for Redis's clock)
 
     Output:
-      {kind, n, newly}:
-        {'call', 1} call, holding a lease in KEYS[3]; {'call', 0} call, untracked (a warm target)
+      {kind, n, ...}:
+        {'call', 1, 1} call, holding a lease in KEYS[3]; {'call', 0, report} call, untracked (a
+          clean circuit; report = 1 when the job has failures to forget, so its 2xx is reported)
         {'probe', 0} call: the one probe of the interval
-        {'released', 0} call though the circuit is open: the job's probe failed
-          `RELEASED_AFTER_FAILED_PROBES` times while the target answered others
         {'wait', 0} the target is suspect and enough calls are in flight: try again in a moment
-        {'hold', ms, newly[, first]} the circuit is open: hold the job ms (newly = 1 when it was
-          not held); `first`: the job first in line when it is another (with no held jobs' key
-          prefix, the caller checks that it still exists)
+        {'hold', ms, newly[, first, inMs, tell]} the circuit is open: hold the job ms (newly = 1
+          when it was not held); `first`: the job first in line when it is another (with no held
+          jobs' key prefix, the caller checks that it still exists), to be woken for the next
+          probe in inMs when tell = 1 (it was not told yet)
 ]]
 --- @include "includes/circuitEnter"
 return circuitEnter(KEYS, ARGV)

@@ -6,6 +6,7 @@ import { withCommand } from '../redis.js';
 import type { RedisClient } from '../redis.js';
 import { circuitKeys, circuitTargetsKey } from './circuit-keys.js';
 import type { CircuitKeys, CircuitState, CircuitView } from './circuit-keys.js';
+import { circuitView, POISON_SHOWN } from './circuit-view.js';
 
 /** An operator opens or closes a circuit by hand (lua/circuit-override-2.lua). */
 const OVERRIDE = luaCommand({
@@ -72,19 +73,28 @@ export class CircuitBoard {
   }
 
   /**
-   * Moves the jobs the circuit held back to waiting, in their order (each goes to the end of the
-   * line, so they are taken in this order), and returns how many. A job no longer delayed (taken
+   * Moves the jobs the circuit held back to waiting, and returns how many: the fresh ones (never
+   * failed) first, newest first, so that the first calls after a close are likely the ordinary
+   * inputs that came last; then those that failed, and the poison inputs last (each goes to the
+   * end of the waiting line, so they are taken in this order). A job no longer delayed (taken
    * already, removed) is passed over. Should this process die half-way, the others come back on
    * their own after their hold. `queue`: the `actions` queue, or with partitions the one of each
    * job's partition (`queueOf(jobId)`).
    */
   async wakeHeld(target: string, queue: Queue | ((jobId: string) => Queue)): Promise<number> {
     const { held } = this.keys(target);
-    // Taken off the list at once: a job held again meanwhile is listed anew.
-    const [[, listed] = [null, []]] =
-      (await this.redis.multi().zrange(held, '0', '-1').del(held).exec()) ?? [];
+    // Taken off the line at once: a job held again meanwhile is listed anew. The tiers:
+    // apps/worker's includes/circuitLine.lua (fresh below 1e13).
+    const [[, fresh] = [null, []], [, failed] = [null, []]] =
+      (await this.redis
+        .multi()
+        .zrevrangebyscore(held, '(1e13', '-inf')
+        .zrangebyscore(held, '1e13', '+inf')
+        .del(held)
+        .exec()) ?? [];
+    const listed = [...(fresh as string[]), ...(failed as string[])];
     let woken = 0;
-    for (const id of listed as string[]) {
+    for (const id of listed) {
       const job = await (typeof queue === 'function' ? queue(id) : queue).getJob(id);
       if (!job || !(await job.isDelayed())) continue;
       await job.promote().then(
@@ -98,27 +108,43 @@ export class CircuitBoard {
   /** Every known circuit, by target. */
   async list(): Promise<CircuitView[]> {
     const targets = (await this.redis.smembers(this.targetsKey)).sort();
-    return Promise.all(targets.map((target) => this.view(target)));
+    return this.read(targets);
   }
 
   /** One circuit; a target never seen is closed. */
   async view(target: string): Promise<CircuitView> {
-    const { circuit, held } = this.keys(target);
-    const [fields, heldCount] = await Promise.all([
-      this.redis.hgetall(circuit),
-      this.redis.zcard(held),
-    ]);
-    const time = (ms: string | undefined) => (ms ? new Date(Number(ms)).toISOString() : null);
-    const state: CircuitState = fields.state === 'open' ? 'open' : 'closed';
-    return {
-      target,
-      state,
-      since: time(fields.since),
-      consecutive_failures: Number(fields.failures ?? 0),
-      held_actions: heldCount,
-      manual: fields.manual === '1',
-      next_probe_at: state === 'open' && fields.manual !== '1' ? time(fields.next_probe_at) : null,
-    };
+    const [view] = await this.read([target]);
+    return view!;
+  }
+
+  /** The circuits of `targets`, each read whole in one transaction, all in one round trip. */
+  protected async read(targets: readonly string[]): Promise<CircuitView[]> {
+    if (targets.length === 0) return [];
+    const transaction = this.redis.multi();
+    for (const target of targets) {
+      const { circuit, held, poison } = this.keys(target);
+      transaction
+        .hgetall(circuit)
+        .zcard(held)
+        .zcard(poison)
+        .zrevrange(poison, 0, POISON_SHOWN - 1, 'WITHSCORES');
+    }
+    const replies = (await transaction.exec()) ?? [];
+    return targets.map((target, i) => {
+      const [fields, heldCount, poisonCount, poisonNewest] = replies
+        .slice(i * 4, i * 4 + 4)
+        .map(([error, reply]) => {
+          if (error) throw error;
+          return reply;
+        });
+      return circuitView(
+        target,
+        fields as Record<string, string>,
+        Number(heldCount),
+        Number(poisonCount),
+        poisonNewest as string[],
+      );
+    });
   }
 
   /** True when the target is known (configured by a worker, or seen failing). */

@@ -2,14 +2,17 @@
 // dashboard reads them (docs/reliability-and-security.md, "Outages: the circuit breaker"). The
 // worker's breaker (apps/worker) drives them; the read side and an operator's changes are here.
 //
-// One hash per partner target (`{prefix}:circuit:{target}`): `state` (closed, open), `failures`
-// (consecutive retryable failures), `since`, `next_probe_at`, `probe_job` and `probe_until` (the
-// probe in flight), `manual` (opened by an operator), `warm` (the target answered since its last
-// failure), `answered_at` (its last answer reported); a sorted set of the jobs it holds, in their
-// order (a job whose call or probe failed goes to the back); a sorted set of the calls in flight
-// while the target is suspect; a hash per job that failed (`first_failure_at`, `failed_probes`:
-// those counted towards its release), kept a day after its last failure; and one set naming every
-// target. Times are Redis's clock, in ms.
+// One hash per partner target (`{prefix}:circuit:{target}`): `state` (closed, open), `reason` (why
+// it is open: `failures`, `reopened`, `manual`), `failures` (consecutive counted retryable
+// failures), `since`, `next_probe_at`, `probe_job` and `probe_until` (the probe in flight),
+// `probe_turn` (probes given so far: the newest or the oldest fresh job is first in line),
+// `probe_next` (the job told to come back for the next probe), `manual` (opened by an operator),
+// `warm` (a 2xx came since the last failure), `recovering` (closed a moment ago: until the next
+// 2xx, one failure reopens it), `recovering_poison` (the one input judged poison meanwhile),
+// `succeeded_at` (its last 2xx reported). Next to it: a sorted set of the jobs it holds, in three
+// tiers (fresh, failed, poison); a sorted set of the calls in flight while the target is suspect;
+// a hash per job that failed (`failed_at`, `poison`), kept a day after its last failure; a sorted set of the poison inputs (job id, when
+// judged), the newest 1000; and one set naming every target. Times are Redis's clock, in ms.
 
 export type CircuitState = 'closed' | 'open';
 
@@ -24,6 +27,32 @@ export interface CircuitView {
   /** True when an operator opened it: no probes until an operator closes it. */
   manual: boolean;
   next_probe_at: string | null;
+  /**
+   * Why it is open: `failures` (`CIRCUIT_FAILURE_THRESHOLD` retryable failures in a row across
+   * inputs), `reopened` (a retryable failure among the first calls after a close), `manual` (an
+   * operator); null when closed.
+   */
+  reason: CircuitOpenReason | null;
+  /** Closed, and no other call has succeeded since: one retryable failure opens it again. */
+  recovering: boolean;
+  /** How many inputs it judges poison now (their failures do not count towards it). */
+  poison_inputs: number;
+  /** The 20 most recently judged poison, newest first. */
+  poison: PoisonInput[];
+}
+
+/** Why a circuit is open. */
+export type CircuitOpenReason = 'failures' | 'reopened' | 'manual';
+
+/**
+ * An action the partner failed with a retryable status while it served other inputs: its
+ * failures do not count towards the circuit, and it spends its attempts.
+ */
+export interface PoisonInput {
+  webhook_id: string;
+  action: string;
+  /** When it was judged poison (ISO). */
+  since: string;
 }
 
 /** The keys of one target's circuit. */
@@ -37,6 +66,8 @@ export interface CircuitKeys {
   targets: string;
   /** One job's failures against this target. */
   failing(jobId: string): string;
+  /** The jobs judged poison inputs, by when. */
+  poison: string;
 }
 
 /** The set naming every target with a circuit. */
@@ -50,5 +81,6 @@ export function circuitKeys(queuePrefix: string, target: string): CircuitKeys {
     inFlight: `${circuit}:in-flight`,
     targets: circuitTargetsKey(queuePrefix),
     failing: (jobId) => `${circuit}:failing:${jobId}`,
+    poison: `${circuit}:poison`,
   };
 }

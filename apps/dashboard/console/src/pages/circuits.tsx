@@ -1,9 +1,20 @@
-// Each partner target's circuit: open or closed, since when, the actions it holds; opened or
-// closed by hand.
+// Each partner target's circuit: open or closed and why, since when, the actions it holds, the
+// inputs it judges poison; opened or closed by hand.
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import type { CircuitView } from '../api.js';
-import { Badge, Columns, ConfirmButton, ErrorBox, Show, Time, useLoad } from '../ui.js';
+import { href } from '../router.js';
+import {
+  Badge,
+  Columns,
+  ConfirmButton,
+  ErrorBox,
+  plural,
+  Show,
+  Time,
+  useLoad,
+  WebhookLink,
+} from '../ui.js';
 
 /** Opens or closes a target's circuit by hand. */
 type Override = (target: string, state: 'open' | 'closed') => Promise<void>;
@@ -30,7 +41,8 @@ export function CircuitsPage() {
       <p class="muted">
         A circuit opens after repeated retryable failures of a partner target: its actions wait,
         without spending attempts, and one probe call goes through now and then. Opened by hand, it
-        holds them until closed by hand.
+        holds them until closed by hand. An input the partner fails while it serves others is
+        poison: it does not count towards the circuit, and it spends its attempts.
       </p>
       {error && <ErrorBox error={error} />}
       <Show loaded={loaded}>
@@ -38,7 +50,14 @@ export function CircuitsPage() {
           circuits.length === 0 ? (
             <p class="muted">No target has been called yet.</p>
           ) : (
-            <CircuitTable circuits={circuits} override={override} />
+            <>
+              <CircuitTable circuits={circuits} override={override} />
+              {circuits
+                .filter((circuit) => circuit.poison_inputs > 0)
+                .map((circuit) => (
+                  <PoisonInputs key={circuit.target} circuit={circuit} />
+                ))}
+            </>
           )
         }
       </Show>
@@ -51,7 +70,15 @@ function CircuitTable({ circuits, override }: { circuits: CircuitView[]; overrid
     <div class="scroll">
       <table>
         <Columns
-          names={['Target', 'State', 'Since', 'Failures in a row', 'Held actions', 'Change']}
+          names={[
+            'Target',
+            'State',
+            'Since',
+            'Failures in a row',
+            'Held actions',
+            'Poison inputs',
+            'Change',
+          ]}
         />
         <tbody>
           {circuits.map((circuit) => (
@@ -71,13 +98,20 @@ function CircuitRow({ circuit, override }: { circuit: CircuitView; override: Ove
       </td>
       <td>
         <Badge state={circuit.state} />
-        {circuit.manual && <span class="muted"> (by hand)</span>}
+        {circuit.recovering && (
+          <>
+            {' '}
+            <Badge state="recovering" />
+          </>
+        )}
+        <Why circuit={circuit} />
       </td>
       <td>
         <Time at={circuit.since} />
       </td>
       <td>{circuit.consecutive_failures}</td>
       <td class="held-count">{circuit.held_actions}</td>
+      <td class="poison-count">{circuit.poison_inputs}</td>
       <td>
         {circuit.state === 'open' ? (
           <ConfirmButton
@@ -96,5 +130,64 @@ function CircuitRow({ circuit, override }: { circuit: CircuitView; override: Ove
         )}
       </td>
     </tr>
+  );
+}
+
+/** Why it is open, or what recovering means, in words; nothing for a closed circuit at rest. */
+function Why({ circuit }: { circuit: CircuitView }) {
+  const failures = circuit.consecutive_failures;
+  const words =
+    circuit.reason === 'failures'
+      ? `${failures > 0 ? `${failures} ` : ''}retryable failures in a row across inputs`
+      : circuit.reason === 'reopened'
+        ? 'reopened: a call failed right after a close'
+        : circuit.reason === 'manual'
+          ? 'opened by an operator'
+          : circuit.recovering
+            ? 'just closed: one retryable failure before another call succeeds reopens it'
+            : null;
+  return words ? <div class="muted why">{words}</div> : null;
+}
+
+/** The inputs a circuit judges poison: how many, and the newest with links to their webhooks. */
+function PoisonInputs({ circuit }: { circuit: CircuitView }) {
+  const shown = circuit.poison.length;
+  return (
+    <section class="poison">
+      <h2>
+        Poison inputs of <code>{circuit.target}</code>
+      </h2>
+      <p class="muted">
+        {plural(circuit.poison_inputs, 'input')} the partner failed with a retryable status while it
+        served others
+        {shown < circuit.poison_inputs ? `; the newest ${shown}` : ''}. Each spends its attempts and
+        ends in the dead letters if it never succeeds.
+      </p>
+      <div class="scroll">
+        <table>
+          <Columns names={['Webhook', 'Action', 'Judged poison']} />
+          <tbody>
+            {circuit.poison.map((input) => (
+              <tr key={`${input.webhook_id}.${input.action}`}>
+                <td>
+                  <WebhookLink id={input.webhook_id} />
+                </td>
+                <td>
+                  <a
+                    href={href('/dead-letters', { action: input.action })}
+                    title={`Dead letters of ${input.action}`}
+                  >
+                    {input.action}
+                  </a>
+                </td>
+                <td>
+                  <Time at={input.since} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
   );
 }
