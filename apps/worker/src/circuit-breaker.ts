@@ -1,4 +1,4 @@
-import { channels, CircuitBoard, invalidArgument, withCommand } from '@pw/shared';
+import { channels, CircuitBoard, invalidArgument, webhookIdOfJob, withCommand } from '@pw/shared';
 import type { CircuitBoardSettings, CircuitState, RedisClient } from '@pw/shared';
 import { ENTER, LEAVE } from './circuit-scripts.js';
 
@@ -77,9 +77,8 @@ export interface CircuitBreakerSettings extends CircuitBoardSettings {
    */
   maxHoldMs?: number;
   /**
-   * How long a job's failures (when it last failed, whether it is poison) are kept after its
-   * last; its 2xx, its refusal, its skip or its failing for good forgets them at once. Forgotten
-   * early, a poison input only counts once more toward the circuit.
+   * How long a webhook's failures (when one of its actions last failed, whether it is poison) are
+   * kept after its last. Forgotten early, a poison input only counts once more toward the circuit.
    * @defaultValue one day
    */
   jobFailuresKeptMs?: number;
@@ -98,7 +97,7 @@ export function admissionOf([kind, n, third, first, inMs, tell]: EnterReply): Ad
   return first && tell === 1 ? { ...held, wake: { jobId: first, inMs: inMs ?? 0 } } : held;
 }
 
-/** The reply of `circuit-leave-6.lua`. */
+/** The reply of `circuit-leave-7.lua`. */
 type LeaveReply = [CircuitState, string, number, string, number, number, number];
 
 interface BreakerCommands {
@@ -184,12 +183,15 @@ export class CircuitBreaker extends CircuitBoard {
     return next && next !== jobId ? next : null;
   }
 
-  /** The keys and arguments of `circuit-enter-5.lua`. */
+  /** The keys and arguments of `circuit-enter-6.lua`. */
   private enterCommand(target: string, jobId: string, order: number, holdOnly = false) {
     const { failureThreshold, probeIntervalMs, leaseMs } = this.breakerSettings;
     const keys = this.keys(target);
     return {
-      keys: [keys.circuit, keys.held, keys.inFlight, keys.targets, keys.failing(jobId)],
+      keys: [
+        ...[keys.circuit, keys.held, keys.inFlight, keys.targets],
+        ...[keys.failing(webhookIdOfJob(jobId)), keys.streak],
+      ],
       args: [
         jobId,
         order,
@@ -205,29 +207,28 @@ export class CircuitBreaker extends CircuitBoard {
     };
   }
 
-  /** The job no longer waits for the circuit (it finished without a call, or failed for good). */
+  /**
+   * The job no longer waits for the circuit (it finished without a call, or failed for good). Its
+   * webhook's failures stay: its other actions may still fail.
+   */
   async forget(target: string, jobId: string): Promise<void> {
     const keys = this.keys(target);
-    await this.redis
-      .multi()
-      .zrem(keys.held, jobId)
-      .del(keys.failing(jobId))
-      .zrem(keys.poison, jobId)
-      .exec();
+    await this.redis.multi().zrem(keys.held, jobId).zrem(keys.poison, jobId).exec();
   }
 
   /** After the call of job `jobId` (or instead of it, `neutral`). */
   async leave(target: string, jobId: string, result: CallResult): Promise<Departure> {
     const { failureThreshold, probeIntervalMs, jobFailuresKeptMs } = this.breakerSettings;
     const keys = this.keys(target);
+    const webhook = webhookIdOfJob(jobId);
     const [state, transition, failures, next, inMs, poison, judged] =
       await this.breaker.pwCircuitLeave(
-        ...[keys.circuit, keys.inFlight, keys.targets, keys.held, keys.failing(jobId), keys.poison],
+        ...[keys.circuit, keys.inFlight, keys.targets, keys.held, keys.failing(webhook)],
+        ...[keys.poison, keys.streak],
         ...[jobId, result, failureThreshold, jittered(probeIntervalMs, this.random), target],
         ...[this.scriptJobKeyPrefix, jobFailuresKeptMs ?? DAY_MS],
         channels.circuitChanged(this.settings.queuePrefix),
-        this.now,
-        POISON_LISTED,
+        ...[this.now, POISON_LISTED, webhook, keys.failing('')],
       );
     const wake = next ? await this.nextInLine(target, jobId, next) : null;
     return {

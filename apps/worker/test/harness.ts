@@ -82,6 +82,28 @@ export interface WorkerHarnessOptions {
   api?: (tokens: TokenManager) => PartnerApi;
 }
 
+/**
+ * Takes in one webhook of `make()` every `intervalMs` until `stop()`, which returns them: traffic
+ * the partner serves meanwhile (a poison input is told from an outage only while the partner
+ * serves other inputs).
+ */
+export function trickle(harness: WorkerHarness, make: () => WebhookJobData, intervalMs: number) {
+  const sent: WebhookJobData[] = [];
+  let sending = Promise.resolve();
+  const timer = setInterval(() => {
+    const job = make();
+    sent.push(job);
+    sending = sending.then(() => harness.enqueue(job)).then(() => undefined);
+  }, intervalMs);
+  return {
+    async stop(): Promise<WebhookJobData[]> {
+      clearInterval(timer);
+      await sending;
+      return sent;
+    },
+  };
+}
+
 /** The sandbox's partner API with its identity provider's client; `baseUrl`: another API's. */
 export function sandboxTarget(sandbox: Sandbox, baseUrl = sandbox.env.API_BASE_URL): PartnerTarget {
   return {
@@ -137,7 +159,10 @@ export async function startWorkerHarness(
     api,
     targets: { fallback, byMarket: marketTable(options.byMarket ?? {}) },
     actionsConfig,
-    log: createLogger({ name: 'worker-test', level: 'silent' }),
+    log: createLogger({
+      name: 'worker-test',
+      level: (process.env.PW_TEST_LOG as 'info' | undefined) ?? 'silent',
+    }),
     metrics,
     concurrency: options.concurrency ?? 10,
     circuit: options.circuit,

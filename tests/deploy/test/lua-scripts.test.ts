@@ -55,7 +55,7 @@ describe('the Lua script files', () => {
   it('are where the loader looks for them', () => {
     for (const file of [
       'packages/shared/src/lua/intake.lua',
-      'apps/worker/src/lua/circuit-enter-5.lua',
+      'apps/worker/src/lua/circuit-enter-6.lua',
       'apps/dashboard/src/lua/login-attempt-1.lua',
     ])
       expect(commands).toContain(file);

@@ -2,7 +2,7 @@
   The start of an action's try, in its webhook's partition: the out-of-order check and (when
   asked) the call's start in the outcome record (@pw/shared's includes/outcomeChange), so that a
   call is counted before it is made. The circuit's admission lives on the shared keys, another
-  slot in a Redis Cluster: it is a command of its own (`circuit-enter-5.lua`), which a worker
+  slot in a Redis Cluster: it is a command of its own (`circuit-enter-6.lua`), which a worker
   passes over while its copy of the circuit says closed and clean (see `ActionStart`).
 
     Input:

@@ -8,11 +8,14 @@
 // `probe_turn` (probes given so far: the newest or the oldest fresh job is first in line),
 // `probe_next` (the job told to come back for the next probe), `manual` (opened by an operator),
 // `warm` (a 2xx came since the last failure), `recovering` (closed a moment ago: until the next
-// 2xx, one failure reopens it), `recovering_poison` (the one input judged poison meanwhile),
+// 2xx, one failure reopens it), `recovering_job` and `recovering_until` (the job whose call is
+// the first after the close), `recovering_poison` (the one input judged poison meanwhile),
 // `succeeded_at` (its last 2xx reported). Next to it: a sorted set of the jobs it holds, in three
 // tiers (fresh, failed, poison); a sorted set of the calls in flight while the target is suspect;
-// a hash per job that failed (`failed_at`, `poison`), kept a day after its last failure; a sorted set of the poison inputs (job id, when
-// judged), the newest 1000; and one set naming every target. Times are Redis's clock, in ms.
+// a hash per webhook whose actions failed (`failed_at`, `poison`: its actions are calls about one
+// event), kept a day after its last failure; the set of jobs (inputs) whose failures are counted
+// since the last 2xx (`failures` is its size); a sorted set of the jobs of poison inputs (job id, when they
+// last failed), the newest 1000; and one set naming every target. Times are Redis's clock, in ms.
 
 export type CircuitState = 'closed' | 'open';
 
@@ -64,10 +67,12 @@ export interface CircuitKeys {
   inFlight: string;
   /** The set naming every target. */
   targets: string;
-  /** One job's failures against this target. */
-  failing(jobId: string): string;
-  /** The jobs judged poison inputs, by when. */
+  /** One webhook's failures against this target (its actions' calls are about one event). */
+  failing(webhookId: string): string;
+  /** The jobs of poison inputs, by when they last failed. */
   poison: string;
+  /** The jobs whose failures are counted since the last 2xx. */
+  streak: string;
 }
 
 /** The set naming every target with a circuit. */
@@ -80,7 +85,8 @@ export function circuitKeys(queuePrefix: string, target: string): CircuitKeys {
     held: `${circuit}:held`,
     inFlight: `${circuit}:in-flight`,
     targets: circuitTargetsKey(queuePrefix),
-    failing: (jobId) => `${circuit}:failing:${jobId}`,
+    failing: (webhookId) => `${circuit}:failing:${webhookId}`,
     poison: `${circuit}:poison`,
+    streak: `${circuit}:streak`,
   };
 }

@@ -1,5 +1,5 @@
 --[[
-  circuitEnter(KEYS, ARGV): the admission of a job before its call (`circuit-enter-5.lua`, whose
+  circuitEnter(KEYS, ARGV): the admission of a job before its call (`circuit-enter-6.lua`, whose
   KEYS, ARGV and reply these are).
 ]]
 --- @include "includes/nowMs"
@@ -9,7 +9,7 @@ local now = tonumber(ARGV[10]) or nowMs()
 local job, order, threshold = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local interval, lease, maxHold = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local c = redis.call('HMGET', KEYS[1], 'state', 'failures', 'next_probe_at', 'probe_until',
-  'manual', 'warm', 'recovering', 'probe_turn', 'probe_next')
+  'manual', 'warm', 'recovering', 'probe_turn', 'probe_next', 'recovering_job', 'recovering_until')
 local failures = tonumber(c[2] or '0')
 local holdOnly = ARGV[8] == '1'
 if holdOnly and c[1] ~= 'open' then return {'hold', 1, 0} end
@@ -23,7 +23,17 @@ if c[1] ~= 'open' then
   -- Suspect (it failed lately, has not answered yet, or was closed a moment ago): no more calls
   -- in flight than failures can still happen before it opens; one while it recovers.
   local limit = threshold - failures
-  if c[7] == '1' then limit = 1 end
+  if c[7] == '1' then
+    limit = 1
+    -- The first call after a close is the first job woken's, unless it does not come in time.
+    if c[10] and c[10] ~= job and now < tonumber(c[11] or '0') then return {'wait', 0} end
+  end
+  -- A job that failed since the last 2xx calls again only as a probe would: one such call per
+  -- interval, so that repeats cannot send more than the threshold's calls to a failing target.
+  if redis.call('SISMEMBER', KEYS[6], job) == 1 then
+    if now < tonumber(c[3] or '0') then return {'wait', 0} end
+    redis.call('HSET', KEYS[1], 'next_probe_at', now + interval)
+  end
   redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
   if redis.call('ZSCORE', KEYS[3], job) or redis.call('ZCARD', KEYS[3]) < limit then
     redis.call('ZADD', KEYS[3], now + lease, job)

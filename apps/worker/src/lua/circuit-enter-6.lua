@@ -9,7 +9,8 @@
       KEYS[2] the jobs it holds (a sorted set, first in line first)
       KEYS[3] the calls in flight while the target is suspect (a sorted set, score = lease end)
       KEYS[4] the set of every target
-      KEYS[5] the job's failures against the target (a hash)
+      KEYS[5] the job's webhook's failures against the target (a hash)
+      KEYS[6] the jobs whose failures are counted since the target's last 2xx (a set)
 
       ARGV[1]  the job id
       ARGV[2]  its order (creation time, ms)
@@ -28,7 +29,8 @@
         {'call', 1, 1} call, holding a lease in KEYS[3]; {'call', 0, report} call, untracked (a
           clean circuit; report = 1 when the job has failures to forget, so its 2xx is reported)
         {'probe', 0} call: the one probe of the interval
-        {'wait', 0} the target is suspect and enough calls are in flight: try again in a moment
+        {'wait', 0} the target is suspect and enough calls are in flight, or this job failed
+          since its last 2xx and another did so less than an interval ago: try again in a moment
         {'hold', ms, newly[, first, inMs, tell]} the circuit is open: hold the job ms (newly = 1
           when it was not held); `first`: the job first in line when it is another (with no held
           jobs' key prefix, the caller checks that it still exists), to be woken for the next
