@@ -159,10 +159,7 @@ export async function startWorkerHarness(
     api,
     targets: { fallback, byMarket: marketTable(options.byMarket ?? {}) },
     actionsConfig,
-    log: createLogger({
-      name: 'worker-test',
-      level: (process.env.PW_TEST_LOG as 'info' | undefined) ?? 'silent',
-    }),
+    log: createLogger({ name: 'worker-test', level: 'silent' }),
     metrics,
     concurrency: options.concurrency ?? 10,
     circuit: options.circuit,

@@ -68,7 +68,9 @@ describe('a poison input', { timeout: 60_000 }, () => {
       await harness.close();
     }
   });
+});
 
+describe('poison inputs among others', { timeout: 60_000 }, () => {
   it('opens the circuit but cannot hold it open: every other webhook completes within a few probe intervals, the poison actions end as dead letters after spending their attempts', async () => {
     const harness = await startWorkerHarness(POLICY);
     const redis = newTestRedis();
