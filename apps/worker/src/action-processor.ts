@@ -27,7 +27,7 @@ import { boundApi } from './actions/action.js';
 import type { ActionDefinition, Outcome } from './actions/action.js';
 import { expandPath } from './actions/expand-path.js';
 import { actionDefinition } from './actions/registry.js';
-import { circuitResult } from './circuit-gate.js';
+import { circuitResult, holdsAfterFailure, reportsAnswer } from './circuit-gate.js';
 import type { CircuitGate } from './circuit-gate.js';
 import { circuitTarget } from './config.js';
 import type { PartnerTarget } from './config.js';
@@ -265,8 +265,7 @@ async function callAction(
   token: string | undefined,
 ): Promise<Outcome> {
   const { webhook_id: webhookId, action, event } = job.data;
-  // An untracked call's 2xx changes nothing: the circuit is clean, the job had no failures there.
-  const reportAnswers = admission.kind !== 'call' || admission.report;
+  const reportAnswers = reportsAnswer(admission);
   const stop = deps.metrics.actionSeconds.startTimer({ action });
   const started = { at: isoNow(), ms: performance.now() };
   const timing = (status: number | null): AttemptTiming => {
@@ -323,9 +322,8 @@ async function callAction(
     // A refusal on a clean circuit of a job with no failures there has nothing to report.
     if (result !== 'refused' || reportAnswers) {
       const after = await deps.circuits.leave(run.circuit, job, result);
-      // The circuit is open (this failure may have opened it): held again, no attempt spent. A
-      // poison input's failure on a closed circuit is retried with its backoff, as any other.
-      if (result === 'unavailable' && after.state === 'open') {
+      // A poison input's failure on a closed circuit is retried with its backoff, as any other.
+      if (holdsAfterFailure(result, after)) {
         await holdAfterFailure(job, run, deps, failed, token);
       }
     }

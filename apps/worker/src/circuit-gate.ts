@@ -32,6 +32,20 @@ export function circuitResult(error: unknown): CallResult {
   return 'neutral';
 }
 
+/**
+ * Whether a call's answer must be reported to the circuit: an untracked call's 2xx changes nothing
+ * (the circuit is clean, and the job's webhook had no failures there).
+ */
+export const reportsAnswer = (admission: Admission): boolean =>
+  admission.kind !== 'call' || admission.report;
+
+/**
+ * Whether a failed try is held again, without spending its attempt: a retryable failure after
+ * which the circuit is open (this failure may have opened it). Any other failure spends it.
+ */
+export const holdsAfterFailure = (result: CallResult, after: Departure): boolean =>
+  result === 'unavailable' && after.state === 'open';
+
 const POISON_MESSAGE =
   'poison input: it failed again while the target served other calls; its failures no longer count toward the circuit, and it spends its attempts';
 

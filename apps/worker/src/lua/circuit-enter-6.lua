@@ -10,7 +10,7 @@
       KEYS[3] the calls in flight while the target is suspect (a sorted set, score = lease end)
       KEYS[4] the set of every target
       KEYS[5] the job's webhook's failures against the target (a hash)
-      KEYS[6] the jobs whose failures are counted since the target's last 2xx (a set)
+      KEYS[6] the jobs that failed since the target's last 2xx (a set)
 
       ARGV[1]  the job id
       ARGV[2]  its order (creation time, ms)

@@ -6,9 +6,11 @@
   than 408/429, a token refused) ends that action and says nothing of the target.
 
   A retryable failure (`unavailable`) counts toward the circuit, once per job among the failures
-  in a row (KEYS[7]), unless it is poison: its webhook judged so already, or its webhook failed
-  before, the target served another call (a 2xx) since, and no other job failed after that 2xx
-  (the circuit closed and serving others). A poison input's failures never count; its jobs are
+  in a row, unless it is poison: its webhook judged so already, or its webhook failed before, the
+  target served another call (a 2xx) since, and no other job failed after that 2xx (the circuit
+  closed and serving others). KEYS[7] names the jobs that failed since the last 2xx, counted or
+  newly judged: at most one job is judged poison per 2xx, so that an outage beginning cannot be
+  taken for a string of poison inputs. A poison input's failures never count; its jobs are
   listed in KEYS[6] and spend their attempts. Counted failures of `threshold` jobs open the circuit;
   after a close (`recovering`, until the next 2xx) the first counted failure reopens it; its
   first call is the first job woken (`recovering_job`, for an interval). While it recovers, one
@@ -26,7 +28,7 @@
       KEYS[4] the jobs it holds (a sorted set, circuitLine's tiers)
       KEYS[5] the job's webhook's failures against the target (a hash: failed_at, poison)
       KEYS[6] the jobs of poison inputs (a sorted set: job id, ms)
-      KEYS[7] the jobs whose failures are counted since the last 2xx (a set)
+      KEYS[7] the jobs that failed since the last 2xx, counted or judged poison (a set)
 
       ARGV[1]  the job id
       ARGV[2]  the result: succeeded, refused, unavailable or neutral (only the lease is given back)
@@ -123,6 +125,8 @@ local doubted = recovering and c[10] or false
 if pattern and not doubted then
   poison, judged = true, 1
   redis.call('HSET', KEYS[5], 'poison', 1)
+  -- One judgement per 2xx: the next failure of another job after this one is the target's.
+  redis.call('SADD', KEYS[7], job)
   if recovering then
     redis.call('HSET', KEYS[1], 'recovering_poison', job)
     redis.call('HDEL', KEYS[1], 'recovering_job')
