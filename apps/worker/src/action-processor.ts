@@ -152,7 +152,7 @@ async function hold(
   deps: ActionProcessorDeps,
   admission: { delayMs: number; newly: boolean; wake?: Wake },
   token: string | undefined,
-  failed?: { error: unknown; timing: AttemptTiming; countCall: boolean },
+  failed?: { error: unknown; timing: AttemptTiming; countCall: boolean; recovering?: boolean },
 ): Promise<never> {
   const { webhook_id: webhookId, action } = job.data;
   if (admission.wake) deps.circuits.wake(run.circuit, admission.wake);
@@ -178,8 +178,12 @@ async function hold(
     await deps.outcomes.keep(webhookId).catch(() => undefined);
   }
   await job.moveToDelayed(Date.now() + admission.delayMs, token);
-  // Closed meanwhile (its held jobs woken before this one was delayed): back at once.
-  if ((await deps.circuits.state(run.circuit).catch(() => 'open')) === 'closed') {
+  // Closed meanwhile (its held jobs woken before this one was delayed): back at once. Not the
+  // first failure after a close, held on a closed circuit until the next call tells.
+  if (
+    !failed?.recovering &&
+    (await deps.circuits.state(run.circuit).catch(() => 'open')) === 'closed'
+  ) {
     await job.promote().catch(() => undefined);
   }
   throw new DelayedError();
@@ -324,7 +328,7 @@ async function callAction(
       const after = await deps.circuits.leave(run.circuit, job, result);
       // A poison input's failure on a closed circuit is retried with its backoff, as any other.
       if (holdsAfterFailure(result, after)) {
-        await holdAfterFailure(job, run, deps, failed, token);
+        await holdAfterFailure(job, run, deps, { ...failed, recovering: after.held }, token);
       }
     }
     throw await recordFailure(job, error, run, deps, failed);
@@ -332,14 +336,15 @@ async function callAction(
 }
 
 /**
- * A retryable failure of a target whose circuit is open (this failure may have opened it): the
- * job is held again without spending the attempt.
+ * A retryable failure of a target whose circuit is open (this failure may have opened it), or the
+ * first right after a close (`recovering`: held while the next call tells): the job is held again
+ * without spending the attempt.
  */
 async function holdAfterFailure(
   job: Job<ActionJobData>,
   run: Try,
   deps: ActionProcessorDeps,
-  failed: { error: unknown; timing: AttemptTiming; countCall: boolean },
+  failed: { error: unknown; timing: AttemptTiming; countCall: boolean; recovering: boolean },
   token: string | undefined,
 ): Promise<never> {
   const again = await deps.circuits.enter(run.circuit, job, true);

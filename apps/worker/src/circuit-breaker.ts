@@ -53,6 +53,11 @@ export interface Departure {
   poison: boolean;
   /** This failure made it one. */
   judged: boolean;
+  /**
+   * The first failure after a close: the job is held, no attempt spent, though the circuit is
+   * closed, while the next call tells whether the target or this input failed.
+   */
+  held: boolean;
 }
 
 export interface CircuitBreakerSettings extends CircuitBoardSettings {
@@ -98,7 +103,7 @@ export function admissionOf([kind, n, third, first, inMs, tell]: EnterReply): Ad
 }
 
 /** The reply of `circuit-leave-7.lua`. */
-type LeaveReply = [CircuitState, string, number, string, number, number, number];
+type LeaveReply = [CircuitState, string, number, string, number, number, number, number];
 
 interface BreakerCommands {
   pwCircuitEnter(...args: (string | number)[]): Promise<EnterReply>;
@@ -221,14 +226,14 @@ export class CircuitBreaker extends CircuitBoard {
     const { failureThreshold, probeIntervalMs, jobFailuresKeptMs } = this.breakerSettings;
     const keys = this.keys(target);
     const webhook = webhookIdOfJob(jobId);
-    const [state, transition, failures, next, inMs, poison, judged] =
+    const [state, transition, failures, next, inMs, poison, judged, held] =
       await this.breaker.pwCircuitLeave(
         ...[keys.circuit, keys.inFlight, keys.targets, keys.held, keys.failing(webhook)],
         ...[keys.poison, keys.streak],
         ...[jobId, result, failureThreshold, jittered(probeIntervalMs, this.random), target],
         ...[this.scriptJobKeyPrefix, jobFailuresKeptMs ?? DAY_MS],
         channels.circuitChanged(this.settings.queuePrefix),
-        ...[this.now, POISON_LISTED, webhook, keys.failing('')],
+        ...[this.now, POISON_LISTED, webhook],
       );
     const wake = next ? await this.nextInLine(target, jobId, next) : null;
     return {
@@ -241,6 +246,7 @@ export class CircuitBreaker extends CircuitBoard {
       wake: wake ? { jobId: wake, inMs } : null,
       poison: poison === 1,
       judged: judged === 1,
+      held: held === 1,
     };
   }
 

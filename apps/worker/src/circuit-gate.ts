@@ -41,10 +41,11 @@ export const reportsAnswer = (admission: Admission): boolean =>
 
 /**
  * Whether a failed try is held again, without spending its attempt: a retryable failure after
- * which the circuit is open (this failure may have opened it). Any other failure spends it.
+ * which the circuit is open (this failure may have opened it), or the first right after a close.
+ * Any other failure spends it.
  */
 export const holdsAfterFailure = (result: CallResult, after: Departure): boolean =>
-  result === 'unavailable' && after.state === 'open';
+  result === 'unavailable' && (after.state === 'open' || after.held);
 
 const POISON_MESSAGE =
   'poison input: it failed again while the target served other calls; its failures no longer count toward the circuit, and it spends its attempts';

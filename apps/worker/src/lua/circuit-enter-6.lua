@@ -20,7 +20,8 @@
       ARGV[6]  the longest hold (ms)
       ARGV[7]  the target
       ARGV[8]  '1' to hold only: a job whose call just failed on an open circuit is never the probe
-               at once, and is held at the back of the line (1 ms if the circuit closed since)
+               at once, and is held at the back of the line (1 ms if the circuit closed since; an
+               interval for the first failure after a close, while the next call tells)
       ARGV[9]  the held jobs' key prefix, to pass over jobs removed by hand ('' for none)
       ARGV[10] the time in ms ('' for Redis's clock)
 

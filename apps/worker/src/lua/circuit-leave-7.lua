@@ -9,14 +9,14 @@
   in a row, unless it is poison: its webhook judged so already, or its webhook failed before, the
   target served another call (a 2xx) since, and no other job failed after that 2xx (the circuit
   closed and serving others). KEYS[7] names the jobs that failed since the last 2xx, counted or
-  newly judged: at most one job is judged poison per 2xx, so that an outage beginning cannot be
-  taken for a string of poison inputs. A poison input's failures never count; its jobs are
-  listed in KEYS[6] and spend their attempts. Counted failures of `threshold` jobs open the circuit;
-  after a close (`recovering`, until the next 2xx) the first counted failure reopens it; its
-  first call is the first job woken (`recovering_job`, for an interval). While it recovers, one
-  job judged poison is `recovering_poison`: should another fail before a 2xx, the target is
-  failing, not that input: the circuit reopens, and the first's webhook is no longer poison
-  (its id is the job's less the last `.action`).
+  not: at most one job is judged poison per 2xx, so that an outage beginning cannot be taken for
+  a string of poison inputs. A poison input's failures never count; its jobs are listed in
+  KEYS[6] and spend their attempts. Counted failures of `threshold` jobs open the circuit.
+
+  After a close (`recovering`, until the next 2xx), its first call is the first job woken's
+  (`recovering_job`, for an interval). The first failure then may be that one input's: its job
+  is held without an attempt spent or a count (`recovering_poison`), and the next call tells;
+  another job's failure before any 2xx reopens the circuit.
 
   A probe that did not close it: its job goes to the back of its tier of the line, and the job
   now first in line is returned, to be woken for the next probe.
@@ -42,12 +42,12 @@
       ARGV[9]  the time in ms ('' for Redis's clock)
       ARGV[10] the most jobs of poison inputs listed
       ARGV[11] the job's webhook id
-      ARGV[12] the prefix of a webhook's failures hash (KEYS[5] less the webhook id)
 
     Output:
       {state, transition ('opened', 'reopened', 'closed', '' for none), failures, the job to wake
       for the next probe ('' for none), ms to the next probe, poison (1 when the job's webhook is
-      poison), judged (1 when this failure made it so)}
+      poison), judged (1 when this failure made it so), held (1: hold the job, no attempt spent,
+      though the circuit is closed)}
 ]]
 --- @include "includes/nowMs"
 --- @include "includes/circuitLine"
@@ -63,8 +63,9 @@ local wasProbe = c[4] == job
 local recovering = c[7] == '1'
 local wasClean = state ~= 'open' and failures == 0 and c[5] == '1' and not recovering
 local function announce() redis.call('PUBLISH', ARGV[8], ARGV[5]) end
-local function reply(to, transition, wake, inMs, poison, judged)
-  return {to, transition or '', failures, wake or '', inMs or 0, poison and 1 or 0, judged or 0}
+local function reply(to, transition, wake, inMs, poison, judged, held)
+  return {to, transition or '', failures, wake or '', inMs or 0, poison and 1 or 0, judged or 0,
+    held or 0}
 end
 -- After a probe that did not close it: the next first in line, to be woken.
 local function nextProbe()
@@ -116,25 +117,30 @@ end
 local f = redis.call('HMGET', KEYS[5], 'failed_at', 'poison')
 local poison = f[2] == '1'
 local judged = 0
+-- While it recovers, the first failure may be that one input's: held, without an attempt spent
+-- or a count, while the next call tells; another failure before any 2xx is the target's.
+if recovering and not poison and not c[10] then
+  redis.call('HSET', KEYS[1], 'recovering_poison', job)
+  redis.call('HDEL', KEYS[1], 'recovering_job')
+  redis.call('HSET', KEYS[5], 'failed_at', now)
+  redis.call('PEXPIRE', KEYS[5], ARGV[7])
+  return reply('closed', '', '', 0, false, 0, 1)
+end
 local othersFailed = redis.call('SCARD', KEYS[7]) - redis.call('SISMEMBER', KEYS[7], job)
-local pattern = not poison and state ~= 'open' and othersFailed == 0 and f[1] ~= false
-  and tonumber(c[6] or '0') > tonumber(f[1])
--- While it recovers, one webhook's repeat failure is that webhook's; another's failure before
--- any 2xx is the target's: it reopens, and the first is no longer taken for poison.
-local doubted = recovering and c[10] or false
-if pattern and not doubted then
+local pattern = not poison and state ~= 'open' and not recovering and othersFailed == 0
+  and f[1] ~= false and tonumber(c[6] or '0') > tonumber(f[1])
+if pattern then
   poison, judged = true, 1
   redis.call('HSET', KEYS[5], 'poison', 1)
-  -- One judgement per 2xx: the next failure of another job after this one is the target's.
-  redis.call('SADD', KEYS[7], job)
-  if recovering then
-    redis.call('HSET', KEYS[1], 'recovering_poison', job)
-    redis.call('HDEL', KEYS[1], 'recovering_job')
-  end
 end
 redis.call('HSET', KEYS[5], 'failed_at', now)
 redis.call('PEXPIRE', KEYS[5], ARGV[7])
 redis.call('SADD', KEYS[3], ARGV[5])
+-- Every failure since the last 2xx is noted, poison or not: one judgement per 2xx (the next
+-- failure of another job is the target's), and the target suspect (its calls bounded).
+local firstInRun = redis.call('SADD', KEYS[7], job) == 1
+redis.call('HSET', KEYS[1], 'warm', 0)
+if wasClean then announce() end
 if poison then
   redis.call('ZADD', KEYS[6], now, job)
   redis.call('ZREMRANGEBYRANK', KEYS[6], 0, -tonumber(ARGV[10]) - 1)
@@ -146,11 +152,8 @@ if poison then
   end
   return reply(state, '', '', 0, true, judged)
 end
-if redis.call('SADD', KEYS[7], job) == 1 then
-  failures = redis.call('HINCRBY', KEYS[1], 'failures', 1)
-end
-redis.call('HSET', KEYS[1], 'warm', 0)
-if wasClean then announce() end
+-- Counted once per job in a run of failures.
+if firstInRun then failures = redis.call('HINCRBY', KEYS[1], 'failures', 1) end
 if state == 'open' then
   if wasProbe then
     circuitToBack(KEYS[4], job, now, false)
@@ -160,10 +163,6 @@ if state == 'open' then
   return reply('open')
 end
 if recovering or failures >= threshold then
-  if doubted then
-    redis.call('HDEL', ARGV[12] .. (string.match(doubted, '^(.*)%.[^.]*$') or doubted), 'poison')
-    redis.call('ZREM', KEYS[6], doubted)
-  end
   local reason = recovering and 'reopened' or 'failures'
   redis.call('HSET', KEYS[1], 'state', 'open', 'since', now, 'next_probe_at', now + interval, 'reason', reason)
   redis.call('HDEL', KEYS[1], 'probe_job', 'probe_until', 'recovering', 'probe_next', 'recovering_poison',

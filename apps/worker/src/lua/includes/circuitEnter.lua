@@ -9,10 +9,15 @@ local now = tonumber(ARGV[10]) or nowMs()
 local job, order, threshold = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local interval, lease, maxHold = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local c = redis.call('HMGET', KEYS[1], 'state', 'failures', 'next_probe_at', 'probe_until',
-  'manual', 'warm', 'recovering', 'probe_turn', 'probe_next', 'recovering_job', 'recovering_until')
+  'manual', 'warm', 'recovering', 'probe_turn', 'probe_next', 'recovering_job', 'recovering_until',
+  'recovering_poison')
 local failures = tonumber(c[2] or '0')
 local holdOnly = ARGV[8] == '1'
-if holdOnly and c[1] ~= 'open' then return {'hold', 1, 0} end
+if holdOnly and c[1] ~= 'open' then
+  -- The first failure after a close waits for the next call to tell (an interval at most).
+  if c[12] == job then return {'hold', interval, 1} end
+  return {'hold', 1, 0}
+end
 if c[1] ~= 'open' then
   redis.call('ZREM', KEYS[2], job)
   if failures == 0 and c[6] == '1' and c[7] ~= '1' then
@@ -28,9 +33,10 @@ if c[1] ~= 'open' then
     -- The first call after a close is the first job woken's, unless it does not come in time.
     if c[10] and c[10] ~= job and now < tonumber(c[11] or '0') then return {'wait', 0} end
   end
-  -- A job that failed since the last 2xx calls again only as a probe would: one such call per
-  -- interval, so that repeats cannot send more than the threshold's calls to a failing target.
-  if redis.call('SISMEMBER', KEYS[6], job) == 1 then
+  -- A job that failed since the last 2xx, or a poison input's, calls only as a probe would: one
+  -- such call per interval, so that they cannot send more than the threshold's calls to a
+  -- failing target.
+  if redis.call('SISMEMBER', KEYS[6], job) == 1 or redis.call('HGET', KEYS[5], 'poison') == '1' then
     if now < tonumber(c[3] or '0') then return {'wait', 0} end
     redis.call('HSET', KEYS[1], 'next_probe_at', now + interval)
   end
