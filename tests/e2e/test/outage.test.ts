@@ -41,6 +41,6 @@ describe('the sandbox partner API told to fail for 10 seconds', { timeout: 60_00
     // The worker's metric shows the circuit closed again.
     const metrics = await (await fetch(`${system.url.worker}/metrics`)).text();
     expect(metrics).toMatch(/^partner_circuit_open\{target="[^"]+"\} 0$/m);
-    expect(metrics).toMatch(/^partner_circuit_transitions_total\{target="[^"]+",to="open"\} 1$/m);
+    expect(metrics).toMatch(/^partner_circuit_changes_total\{target="[^"]+",change="opened"\} 1$/m);
   });
 });
