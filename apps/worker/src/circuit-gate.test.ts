@@ -37,9 +37,9 @@ describe('what a failed try means for the circuit', () => {
     }
   });
 
-  it('another 4xx is an answer: the target is up', () => {
-    expect(circuitResult(new PermanentError(httpErrorCode(400), 'x'))).toBe('answered');
-    expect(circuitResult(new PermanentError(httpErrorCode(404), 'x'))).toBe('answered');
+  it('another 4xx refuses that input: it says nothing of the target', () => {
+    expect(circuitResult(new PermanentError(httpErrorCode(400), 'x'))).toBe('refused');
+    expect(circuitResult(new PermanentError(httpErrorCode(404), 'x'))).toBe('refused');
   });
 
   it('no call made, or an error of unknown kind, says nothing about the target', () => {
@@ -66,6 +66,6 @@ describe('what a failed try means for the circuit', () => {
     ).toBe('unavailable');
     expect(
       circuitResult(await tokenErrorFrom(401, '{"error":"invalid_client"}', 'application/json')),
-    ).toBe('answered');
+    ).toBe('refused');
   });
 });

@@ -129,8 +129,10 @@ async function run(segments: Segment[], arrivals: Arrival[], runId: number) {
     const job = byId.get(id);
     if (job && !job.end) job.readyAt = Math.min(job.readyAt, at);
   };
-  // The real `wakeHeld`, on a queue whose jobs are the model's.
-  const promote = (id: string) => () => Promise.resolve(wake(id, now));
+  // The real `wakeHeld`, on a queue whose jobs are the model's: taken in the order woken (a
+  // millisecond apart), as BullMQ's waiting list is.
+  let woken = 0;
+  const promote = (id: string) => () => Promise.resolve(wake(id, now + (++woken % 1000)));
   const delayed = () => Promise.resolve(true);
   const getJob = (id: string) => Promise.resolve({ isDelayed: delayed, promote: promote(id) });
   const queue = { getJob } as unknown as Queue;

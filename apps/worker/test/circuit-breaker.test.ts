@@ -94,6 +94,7 @@ describe('opening: the circuit judges the target, across inputs', () => {
       wake: null,
       poison: false,
       judged: false,
+      held: false,
     });
     expect((await circuits.enter(TARGET, 'g', 10)).kind).toBe('hold');
     expect(await circuits.view(TARGET)).toMatchObject({
@@ -167,6 +168,7 @@ describe('an open circuit', () => {
       wake: null,
       poison: false,
       judged: false,
+      held: false,
     });
   });
 
@@ -311,7 +313,7 @@ describe('waking the line', () => {
 });
 
 describe('after a close', () => {
-  it('one call at a time until a 2xx; a retryable failure among them reopens it, and its job is held again', async () => {
+  it("one call at a time until a 2xx, the first job woken's first; its failure is held (no count, no attempt spent) while the next call tells; another failure before any 2xx reopens it, and that job is held too", async () => {
     const circuits = store({ probeIntervalMs: 100 });
     await warm(circuits);
     await open(circuits);
@@ -320,20 +322,32 @@ describe('after a close', () => {
     expect(await circuits.enter(TARGET, 'first', 2)).toEqual(TRACKED);
     expect(await circuits.enter(TARGET, 'second', 3)).toEqual({ kind: 'wait' });
     expect(await circuits.leave(TARGET, 'first', 'unavailable')).toMatchObject({
+      state: 'closed',
+      transition: null,
+      held: true,
+    });
+    // Held an interval, while the next call tells.
+    expect(await circuits.enter(TARGET, 'first', 2, true)).toEqual({
+      kind: 'hold',
+      delayMs: 100,
+      newly: true,
+    });
+    expect(await circuits.enter(TARGET, 'second', 3)).toEqual(TRACKED);
+    expect(await circuits.leave(TARGET, 'second', 'unavailable')).toMatchObject({
       state: 'open',
       transition: 'reopened',
-      failures: 1,
+      held: false,
     });
     expect(await t.redis.hget(`${t.prefix}:circuit:${TARGET}`, 'reason')).toBe('reopened');
-    expect((await circuits.enter(TARGET, 'first', 2, true)).kind).toBe('hold');
-    // Closed again: the first call is the first job woken's (`first`, the one held), whichever
+    expect((await circuits.enter(TARGET, 'second', 3, true)).kind).toBe('hold');
+    // Closed again: the first call is the first job woken's (`second`, the one held), whichever
     // job comes first; it gets a 2xx: clean, calls go out untracked.
-    await circuits.enter(TARGET, 'second', 3);
-    expect((await probe(circuits, 'second', 3, 'succeeded')).transition).toBe('closed');
-    expect(await circuits.enter(TARGET, 'third', 4)).toEqual({ kind: 'wait' });
-    expect(await circuits.enter(TARGET, 'first', 2)).toEqual(TRACKED);
-    expect(await circuits.leave(TARGET, 'first', 'succeeded')).toMatchObject({ state: 'closed' });
-    expect(await circuits.enter(TARGET, 'fourth', 5)).toEqual(CLEAN);
+    await circuits.enter(TARGET, 'third', 4);
+    expect((await probe(circuits, 'third', 4, 'succeeded')).transition).toBe('closed');
+    expect(await circuits.enter(TARGET, 'fourth', 5)).toEqual({ kind: 'wait' });
+    expect(await circuits.enter(TARGET, 'second', 3)).toEqual(TRACKED);
+    expect(await circuits.leave(TARGET, 'second', 'succeeded')).toMatchObject({ state: 'closed' });
+    expect(await circuits.enter(TARGET, 'fifth', 6)).toEqual(CLEAN);
   });
 });
 
@@ -399,54 +413,31 @@ describe('a poison input while the circuit is open or recovering', () => {
     });
   });
 
-  it("right after a close, the repeat failure of one input that failed before it is that input's: poison, the circuit stays closed; a second input failing before any 2xx reopens it, and the first is no longer poison", async () => {
+  it("right after a close, one input's failure followed by a 2xx to another is that input's: at its next failure it is poison, and the circuit stays closed", async () => {
     const circuits = store({ probeIntervalMs: 100 });
     const poisonSet = `${t.prefix}:circuit:${TARGET}:poison`;
     await warm(circuits);
     await open(circuits);
-    for (const [order, id] of ['one', 'two'].entries()) {
-      await circuits.leave(TARGET, id, 'unavailable');
-      await circuits.enter(TARGET, id, order, true);
-    }
-    await circuits.enter(TARGET, 'prober', 2);
-    expect((await probe(circuits, 'prober', 2, 'succeeded')).transition).toBe('closed');
-    expect(await circuits.enter(TARGET, 'one', 0)).toEqual(TRACKED);
+    await circuits.enter(TARGET, 'wh_p.a', 1);
+    await circuits.enter(TARGET, 'wh_o.a', 2);
+    expect((await probe(circuits, 'wh_o.a', 2, 'succeeded')).transition).toBe('closed');
+    await circuits.enter(TARGET, 'wh_p.a', 1);
     tick(1);
-    expect(await circuits.leave(TARGET, 'one', 'unavailable')).toMatchObject({
+    expect(await circuits.leave(TARGET, 'wh_p.a', 'unavailable')).toMatchObject({
       state: 'closed',
-      transition: null,
+      held: true,
+      poison: false,
+    });
+    expect(await circuits.enter(TARGET, 'wh_q.a', 3)).toEqual(TRACKED);
+    tick(1);
+    expect(await circuits.leave(TARGET, 'wh_q.a', 'succeeded')).toMatchObject({ state: 'closed' });
+    tick(1);
+    expect(await circuits.leave(TARGET, 'wh_p.a', 'unavailable')).toMatchObject({
+      state: 'closed',
       poison: true,
       judged: true,
     });
-    expect(await t.redis.zrange(poisonSet, '0', '-1')).toEqual(['one']);
-    // A second input fails before any 2xx: the target is failing again.
-    expect(await circuits.enter(TARGET, 'two', 1)).toEqual(TRACKED);
-    tick(1);
-    expect(await circuits.leave(TARGET, 'two', 'unavailable')).toMatchObject({
-      state: 'open',
-      transition: 'reopened',
-      poison: false,
-    });
-    expect(await t.redis.zcard(poisonSet)).toBe(0);
-    expect(await t.redis.hget(`${t.prefix}:circuit:${TARGET}:failing:one`, 'poison')).toBeNull();
-
-    // Next time a 2xx follows the repeat failure: the first stays poison.
-    await circuits.enter(TARGET, 'two', 1, true);
-    await circuits.enter(TARGET, 'fresh', 5);
-    expect((await probe(circuits, 'fresh', 5, 'succeeded')).transition).toBe('closed');
-    await circuits.enter(TARGET, 'one', 0);
-    tick(1);
-    expect(await circuits.leave(TARGET, 'one', 'unavailable')).toMatchObject({ judged: true });
-    await circuits.enter(TARGET, 'other', 6);
-    tick(1);
-    await circuits.leave(TARGET, 'other', 'succeeded');
-    await circuits.enter(TARGET, 'two', 1);
-    tick(1);
-    expect(await circuits.leave(TARGET, 'two', 'unavailable')).toMatchObject({
-      state: 'closed',
-      judged: true,
-    });
-    expect(await t.redis.zrange(poisonSet, '0', '-1')).toEqual(['one', 'two']);
+    expect(await t.redis.zrange(poisonSet, '0', '-1')).toEqual(['wh_p.a']);
   });
 });
 
