@@ -114,6 +114,18 @@ const modelBreaker = (clock: () => number) =>
     () => 0,
   );
 
+/**
+ * A queue for the real `wakeHeld`, whose jobs are the model's: taken in the order woken (a
+ * millisecond apart), as BullMQ's waiting list is.
+ */
+function modelQueue(wake: (id: string, at: number) => void, now: () => number): Queue {
+  let woken = 0;
+  const promote = (id: string) => () => Promise.resolve(wake(id, now() + (++woken % 1000)));
+  const delayed = () => Promise.resolve(true);
+  const getJob = (id: string) => Promise.resolve({ isDelayed: delayed, promote: promote(id) });
+  return { getJob } as unknown as Queue;
+}
+
 /** Runs the model: the breaker's promises are asserted on what it did. */
 async function run(segments: Segment[], arrivals: Arrival[], runId: number) {
   let now = 1_800_000_000_000;
@@ -129,13 +141,7 @@ async function run(segments: Segment[], arrivals: Arrival[], runId: number) {
     const job = byId.get(id);
     if (job && !job.end) job.readyAt = Math.min(job.readyAt, at);
   };
-  // The real `wakeHeld`, on a queue whose jobs are the model's: taken in the order woken (a
-  // millisecond apart), as BullMQ's waiting list is.
-  let woken = 0;
-  const promote = (id: string) => () => Promise.resolve(wake(id, now + (++woken % 1000)));
-  const delayed = () => Promise.resolve(true);
-  const getJob = (id: string) => Promise.resolve({ isDelayed: delayed, promote: promote(id) });
-  const queue = { getJob } as unknown as Queue;
+  const queue = modelQueue(wake, () => now);
   const end = (job: Job, how: 'completed' | 'dead') =>
     Object.assign(job, { end: how, endedAt: now });
   // Held for its delay; waiting for room in flight, back in 100 ms.
