@@ -28,7 +28,7 @@
       KEYS[4] the jobs it holds (a sorted set, circuitLine's tiers)
       KEYS[5] the job's webhook's failures against the target (a hash: failed_at, poison)
       KEYS[6] the jobs of poison inputs (a sorted set: job id, ms)
-      KEYS[7] the jobs that failed since the last 2xx, counted or judged poison (a set)
+      KEYS[7] the jobs that failed since the last 2xx, counted or judged poison then (a set)
 
       ARGV[1]  the job id
       ARGV[2]  the result: succeeded, refused, unavailable or neutral (only the lease is given back)
@@ -136,11 +136,15 @@ end
 redis.call('HSET', KEYS[5], 'failed_at', now)
 redis.call('PEXPIRE', KEYS[5], ARGV[7])
 redis.call('SADD', KEYS[3], ARGV[5])
--- Every failure since the last 2xx is noted, poison or not: one judgement per 2xx (the next
--- failure of another job is the target's), and the target suspect (its calls bounded).
-local firstInRun = redis.call('SADD', KEYS[7], job) == 1
-redis.call('HSET', KEYS[1], 'warm', 0)
-if wasClean then announce() end
+-- A failure not yet explained is noted (counted, or judged poison now): one judgement per 2xx
+-- (the next failure of another job is the target's), and the target suspect (its calls
+-- bounded). A known poison input's failure is its own: it changes nothing of the target.
+local firstInRun = false
+if not poison or judged == 1 then
+  firstInRun = redis.call('SADD', KEYS[7], job) == 1
+  redis.call('HSET', KEYS[1], 'warm', 0)
+  if wasClean then announce() end
+end
 if poison then
   redis.call('ZADD', KEYS[6], now, job)
   redis.call('ZREMRANGEBYRANK', KEYS[6], 0, -tonumber(ARGV[10]) - 1)

@@ -35,10 +35,12 @@ if c[1] ~= 'open' then
   end
   -- While other jobs fail too, a job that failed since the last 2xx, or a poison input's, calls
   -- only as a probe would: one such call per interval, so that repeats cannot send more than the
-  -- threshold's calls to a failing target. Alone, it retries at its own policy's pace.
+  -- threshold's calls to a failing target. Alone (or a poison input while only poison fails), it
+  -- retries at its own policy's pace.
   local repeated = redis.call('SISMEMBER', KEYS[6], job)
-  if (repeated == 1 or redis.call('HGET', KEYS[5], 'poison') == '1')
-      and redis.call('SCARD', KEYS[6]) - repeated > 0 then
+  local others = redis.call('SCARD', KEYS[6]) - repeated
+  if (repeated == 1 and others > 0)
+      or (failures > 0 and redis.call('HGET', KEYS[5], 'poison') == '1') then
     if now < tonumber(c[3] or '0') then return {'wait', 0} end
     redis.call('HSET', KEYS[1], 'next_probe_at', now + interval)
   end
