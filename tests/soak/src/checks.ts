@@ -2,7 +2,8 @@
 // directly), the partner stand-in's calls, the dashboard's ledger and Redis's memory.
 import pg from 'pg';
 import type { RecordedCall } from '@pw/sandbox';
-import type { Delivery } from './traffic.js';
+import { endsActionAtOnce } from './outage-calls.js';
+import type { Delivery, Purpose } from './traffic.js';
 
 /** Webhook states a soak ends in: nothing left to run. */
 const FINAL = ['completed', 'failed', 'quarantined', 'discarded'];
@@ -17,6 +18,7 @@ interface StoredAction {
   webhook_id: string;
   name: string;
   state: string;
+  attempts: number;
   skipped: string | null;
   last_error: string | null;
   completed_at: Date | null;
@@ -37,7 +39,7 @@ export async function readStore(storeUrl: string, ids: readonly string[]): Promi
       [ids],
     );
     const actions = await client.query<StoredAction>(
-      `select webhook_id, name, state, skipped, last_error, completed_at from actions
+      `select webhook_id, name, state, attempts, skipped, last_error, completed_at from actions
         where webhook_id = any($1)`,
       [ids],
     );
@@ -61,8 +63,23 @@ export interface Findings {
   lost: string[];
   /** In the store, but not in a final state after the drain. */
   stuck: string[];
-  /** Failed, with the last error of a failed action: no fault of the soak is permanent. */
-  failed: { webhook_id: string; error: string | null }[];
+  /** How many of `stuck` each kind of event is (the poison's, the plain traffic's...). */
+  stuck_by_purpose: Partial<Record<Purpose, number>>;
+  /**
+   * Ordinary actions that failed for good (dead letters), with their last error: no fault of the
+   * soak is permanent for them. The poison's and the refused odd paths' are `expected_failures`.
+   */
+  failed: { webhook_id: string; action: string; error: string | null }[];
+  /** Actions that fail for a permanent reason by design, not counted in `failed`. */
+  expected_failures: {
+    /** The poison events' actions: each must end a dead letter, its attempts spent. */
+    poison: { actions: number; dead_letters: number; attempts_spent: number };
+    /**
+     * Odd-path events' actions the partner's front refused (a 4xx that ends an action at once),
+     * and how many of them failed on their first attempt.
+     */
+    refused: { actions: number; first_attempt: number };
+  };
   quarantined: number;
   /** Events a redelivery of which got another webhook id than its first acknowledgement. */
   redelivered_as_new: number[];
@@ -101,37 +118,59 @@ function appliedEffects(calls: readonly RecordedCall[]): Map<string, number> {
   return applied;
 }
 
-/** What the drained system shows against what was acknowledged. */
+/** The `Idempotency-Key`s of calls answered with a 4xx that ends an action at once. */
+const refusedKeys = (calls: readonly RecordedCall[]) =>
+  new Set(
+    calls.flatMap((call) => {
+      const key = call.headers['idempotency-key'];
+      return key && endsActionAtOnce(call.status) ? [key] : [];
+    }),
+  );
+
+/** Findings of `acknowledged` webhooks before any is looked at. */
+const nothingFound = (acknowledged: number): Findings => ({
+  acknowledged,
+  lost: [],
+  stuck: [],
+  stuck_by_purpose: {},
+  failed: [],
+  expected_failures: {
+    poison: { actions: 0, dead_letters: 0, attempts_spent: 0 },
+    refused: { actions: 0, first_attempt: 0 },
+  },
+  quarantined: 0,
+  redelivered_as_new: [],
+  redeliveries: 0,
+  effects: {
+    expected: 0,
+    applied: 0,
+    missing: [],
+    unexpected: [],
+    duplicate: [],
+    repeated_calls: 0,
+  },
+  stale_older: 0,
+  older: 0,
+});
+
+/**
+ * What the drained system shows against what was acknowledged; `actionAttempts` is the apps'
+ * `ACTION_ATTEMPTS`, which a dead letter has spent.
+ */
 export function findings(
   deliveries: readonly Delivery[],
   store: Store,
   calls: readonly RecordedCall[],
+  actionAttempts: number,
 ): Findings {
   const acked = deliveries.filter((d) => d.ack);
   const applied = appliedEffects(calls);
+  const refused = refusedKeys(calls);
   const actionsOf = new Map<string, StoredAction[]>();
   for (const action of store.actions) {
     actionsOf.set(action.webhook_id, [...(actionsOf.get(action.webhook_id) ?? []), action]);
   }
-  const result: Findings = {
-    acknowledged: acked.length,
-    lost: [],
-    stuck: [],
-    failed: [],
-    quarantined: 0,
-    redelivered_as_new: [],
-    redeliveries: 0,
-    effects: {
-      expected: 0,
-      applied: 0,
-      missing: [],
-      unexpected: [],
-      duplicate: [],
-      repeated_calls: 0,
-    },
-    stale_older: 0,
-    older: 0,
-  };
+  const result = nothingFound(acked.length);
   const expected = new Set<string>();
   for (const delivery of acked) {
     const id = delivery.ack!.webhook_id;
@@ -150,7 +189,11 @@ export function findings(
       result.lost.push(id);
       continue;
     }
-    if (!FINAL.includes(stored.state)) result.stuck.push(id);
+    if (!FINAL.includes(stored.state)) {
+      const { purpose } = delivery.event;
+      result.stuck.push(id);
+      result.stuck_by_purpose[purpose] = (result.stuck_by_purpose[purpose] ?? 0) + 1;
+    }
     if (stored.state === 'quarantined') result.quarantined += 1;
     const newer = deliveries[delivery.event.id - 1];
     if (
@@ -163,8 +206,10 @@ export function findings(
     }
     for (const action of actionsOf.get(id) ?? []) {
       const key = `${id}:${action.name}`;
+      const { poison } = result.expected_failures;
+      if (delivery.event.purpose === 'poison') poison.actions += 1;
       if (action.state === 'failed') {
-        result.failed.push({ webhook_id: id, error: action.last_error });
+        failure(result, delivery, action, refused.has(key), actionAttempts);
       } else if (action.state === 'completed' && action.skipped === null) {
         expected.add(key);
         if (!applied.has(key)) result.effects.missing.push(key);
@@ -178,6 +223,30 @@ export function findings(
   result.effects.expected = expected.size;
   result.effects.applied = [...applied.keys()].filter((key) => expected.has(key)).length;
   return result;
+}
+
+/** Counts a failed action: an expected failure of a poison or odd-path event, else `failed`. */
+function failure(
+  result: Findings,
+  delivery: Delivery,
+  action: StoredAction,
+  refused: boolean,
+  actionAttempts: number,
+): void {
+  const { poison, refused: odd } = result.expected_failures;
+  if (delivery.event.purpose === 'poison') {
+    poison.dead_letters += 1;
+    if (action.attempts >= actionAttempts) poison.attempts_spent += 1;
+  } else if (delivery.event.purpose === 'odd-path' && refused) {
+    odd.actions += 1;
+    if (action.attempts === 1) odd.first_attempt += 1;
+  } else {
+    result.failed.push({
+      webhook_id: action.webhook_id,
+      action: action.name,
+      error: action.last_error,
+    });
+  }
 }
 
 /** The `q`-th quantile (0-1) of `values`, rounded to 0.1; null for none. */

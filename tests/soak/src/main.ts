@@ -1,5 +1,6 @@
 // `npm run soak`: the whole system under faults on a schedule, then checks from the outside that
-// nothing acknowledged was lost and no partner effect happened twice (docs/reliability.md).
+// nothing acknowledged was lost, no partner effect happened twice, no ordinary action was
+// dead-lettered and the partner was spared during its outages (docs/reliability-and-security.md).
 // Exits 0 only when every check holds.
 import { writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
@@ -7,17 +8,28 @@ import { QUEUE_NAMES } from '@pw/shared';
 import { BOUNDED_KINDS, memoryByKind } from '@pw/test-utils';
 import type { KindFigure } from '@pw/test-utils';
 import { completionTimes, finalCount, findings, percentiles, readStore } from './checks.js';
-import type { Findings } from './checks.js';
+import { FaultEvents } from './fault-events.js';
 import { runFaults, schedule } from './faults.js';
 import type { FaultRecord } from './faults.js';
 import { parseSoakArgs, USAGE } from './options.js';
 import type { SoakOptions } from './options.js';
-import { QUEUE_PREFIX, startSoakSystem, Teardown } from './system.js';
+import { outageCalls } from './outage-calls.js';
+import { BYTES_PER_WEBHOOK_BOUND, judge, table } from './report.js';
+import type { Judged, SoakReport } from './report.js';
+import {
+  ACTION_ATTEMPTS,
+  COUNTS,
+  PARTNER_TARGETS,
+  QUEUE_PREFIX,
+  startSoakSystem,
+  Teardown,
+  WORKER_SETTINGS,
+} from './system.js';
 import type { SoakSystem } from './system.js';
 import { drive, plan } from './traffic.js';
+import type { Delivery, Purpose } from './traffic.js';
 
-/** The bound on Redis's memory per finished webhook (docs/redis-cost.md). */
-const BYTES_PER_WEBHOOK_BOUND = 500;
+export type { SoakReport } from './report.js';
 
 const log = (line: string) => process.stdout.write(`soak: ${line}\n`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -94,12 +106,14 @@ async function drain(system: SoakSystem, ids: string[], seconds: number) {
  * Redis's growth over the run, once its finished records have expired. BullMQ removes completed
  * jobs past their age only as later jobs complete, so a few more webhooks go through the whole
  * path first; their own jobs and records, the newest, stay whatever the run's length, and are left
- * out (the bench counts them, spread over its 2,000 webhooks a round).
+ * out (the bench counts them, spread over its 2,000 webhooks a round), as are the webhooks
+ * `leftOut` (those with a dead letter, kept for operators for days, not `RECORD_TTL_SECONDS`).
  */
 async function redisGrowth(
   system: SoakSystem,
   baseline: Map<string, KindFigure>,
   webhooks: number,
+  leftOut: readonly string[],
 ) {
   const sweep = plan({ webhooks: SWEEP, rate: 10, ingressUrls: [], invalidShare: 0, pairShare: 0 });
   const swept = await drive(sweep, {
@@ -111,37 +125,91 @@ async function redisGrowth(
   });
   const sweptIds = swept.flatMap((d) => (d.ack ? [d.ack.webhook_id] : []));
   await drain(system, sweptIds, 60);
-  return growth(baseline, await keyBytes(system, sweptIds), webhooks);
+  return growth(baseline, await keyBytes(system, [...sweptIds, ...leftOut]), webhooks);
 }
 
-export interface SoakReport {
-  command: string;
-  machine: { cpus: number; memory_gb: number; node: string };
-  options: SoakOptions;
-  started_at: string;
-  finished_at: string;
-  sent: { events: number; requests: number; unacknowledged: number };
+/** What the sending did: every event's delivery (the faults' added last) and the faults. */
+interface Sent {
+  deliveries: Delivery[];
   faults: FaultRecord[];
-  findings: Findings;
-  ledger: Record<string, unknown>;
-  redis: {
-    /** Per finished webhook, in the kinds of key that grow with webhooks. */
-    bytes_per_webhook: number;
-    bound: number;
-    /** In all, in the kinds bounded whatever the traffic (`BOUNDED_KINDS`). */
-    shared_bytes: number;
-    /** Bytes each kind of key grew by over the run. */
-    grown_by_kind: Record<string, number>;
+  fault_events: SoakReport['sent']['fault_events'];
+}
+
+/** Sends the traffic while the faults happen; resolves once every event is acknowledged. */
+async function send(system: SoakSystem, options: SoakOptions): Promise<Sent> {
+  const events = plan({ ...options, ingressUrls: system.ingressUrls });
+  const sendSeconds = options.webhooks / options.rate;
+  const faultPlan = schedule(options.faults, sendSeconds);
+  log(`sending ${events.length} events at ${options.rate}/s for ${sendSeconds.toFixed(0)} s`);
+  let giveUpAt = Infinity;
+  const added = new FaultEvents({
+    ingressUrls: system.ingressUrls,
+    giveUpAt: () => giveUpAt,
+    firstId: events.length,
+  });
+  const start = performance.now();
+  const [deliveries, faults] = await Promise.all([
+    drive(events, { ...options, ingressUrls: system.ingressUrls, giveUpAt: () => giveUpAt }),
+    runFaults(system, added, faultPlan, start, log).then((done) => {
+      // Once every fault is over and every event sent, one still unacknowledged a minute later
+      // never will be.
+      const sendEnd = Date.now() + (start + sendSeconds * 1000 - performance.now());
+      giveUpAt = Math.max(Date.now(), sendEnd) + 60_000;
+      return done;
+    }),
+  ]);
+  const extra = await added.settled();
+  const of = (purpose: Purpose) => extra.filter((d) => d.event.purpose === purpose).length;
+  return {
+    deliveries: [...deliveries, ...extra],
+    faults,
+    fault_events: { poison: of('poison'), odd_path: of('odd-path'), trickle: of('trickle') },
   };
-  latency_ms: {
-    ack: ReturnType<typeof percentiles>;
-    action_completion: ReturnType<typeof percentiles>;
+}
+
+/** Waits for the system to drain, then checks it from the outside. */
+async function check(
+  system: SoakSystem,
+  options: SoakOptions,
+  { deliveries, faults }: Sent,
+  baseline: Map<string, KindFigure>,
+  startedAt: Date,
+) {
+  const acked = deliveries.filter((d) => d.ack).map((d) => d.ack!.webhook_id);
+  log(`sent; ${acked.length} acknowledged; draining`);
+  await drain(system, acked, options.drainSeconds);
+  // Finished records leave Redis RECORD_TTL_SECONDS after their last change.
+  await sleep((options.recordTtlSeconds + 5) * 1000);
+  const store = await readStore(system.storeUrl, acked);
+  // The calls so far: the sweep of `redisGrowth` adds its own.
+  const calls = [...system.sandbox.api.calls];
+  const found = findings(deliveries, store, calls, ACTION_ATTEMPTS);
+  // Dead letters stay in Redis for operators (days, not RECORD_TTL_SECONDS): not what grows.
+  const deadLetters = [
+    ...new Set(store.actions.flatMap((a) => (a.state === 'failed' ? [a.webhook_id] : []))),
+  ];
+  const memory = await redisGrowth(
+    system,
+    baseline,
+    acked.length - deadLetters.length,
+    deadLetters,
+  );
+  const judged: Judged = {
+    findings: found,
+    ledger: await ledger(system, new Date(startedAt.getTime() - 60_000)),
+    redis: {
+      ...memory,
+      bound: BYTES_PER_WEBHOOK_BOUND,
+      dead_letter_webhooks_left_out: deadLetters.length,
+    },
+    partner_calls_during_outages: outageCalls(faults, calls, {
+      targets: PARTNER_TARGETS,
+      workers: COUNTS.worker,
+      ...WORKER_SETTINGS,
+    }),
+    unacknowledged: deliveries.length - acked.length,
   };
-  passed: boolean;
-  /** The soak's exit status: 0 when every check held, else 1. */
-  exit_status: 0 | 1;
-  /** Why it did not pass; empty when it did. */
-  failures: string[];
+  return { judged, store };
 }
 
 async function soak(options: SoakOptions, teardown: Teardown): Promise<SoakReport> {
@@ -156,32 +224,11 @@ async function soak(options: SoakOptions, teardown: Teardown): Promise<SoakRepor
   log(`dashboard ${system.dashboardUrl} (user ${user}, password ${password})`);
   try {
     const baseline = await keyBytes(system);
-    const events = plan({ ...options, ingressUrls: system.ingressUrls });
-    const sendSeconds = options.webhooks / options.rate;
-    const faultPlan = schedule(options.faults, sendSeconds);
-    log(`sending ${events.length} events at ${options.rate}/s for ${sendSeconds.toFixed(0)} s`);
-    let giveUpAt = Infinity;
-    const start = performance.now();
-    const [deliveries, faults] = await Promise.all([
-      drive(events, { ...options, ingressUrls: system.ingressUrls, giveUpAt: () => giveUpAt }),
-      runFaults(system, faultPlan, start, log).then((done) => {
-        // Once every fault is over and every event sent, one still unacknowledged a minute later
-        // never will be.
-        const sendEnd = Date.now() + (start + sendSeconds * 1000 - performance.now());
-        giveUpAt = Math.max(Date.now(), sendEnd) + 60_000;
-        return done;
-      }),
-    ]);
-    const acked = deliveries.filter((d) => d.ack).map((d) => d.ack!.webhook_id);
-    log(`sent; ${acked.length} acknowledged; draining`);
-    await drain(system, acked, options.drainSeconds);
-    // Finished records leave Redis RECORD_TTL_SECONDS after their last change.
-    await sleep((options.recordTtlSeconds + 5) * 1000);
-    const store = await readStore(system.storeUrl, acked);
-    const found = findings(deliveries, store, system.sandbox.api.calls);
-    const memory = await redisGrowth(system, baseline, acked.length);
-    const book = await ledger(system, new Date(startedAt.getTime() - 60_000));
-    const failures = judge(found, book, memory.bytes_per_webhook, deliveries.length - acked.length);
+    const sent = await send(system, options);
+    const { deliveries } = sent;
+    const { judged, store } = await check(system, options, sent, baseline, startedAt);
+    const failures = judge(judged);
+    const { unacknowledged, ...checked } = judged;
     return {
       command: `npm run soak -- ${process.argv.slice(2).join(' ')}`.trim(),
       machine: {
@@ -195,12 +242,12 @@ async function soak(options: SoakOptions, teardown: Teardown): Promise<SoakRepor
       sent: {
         events: deliveries.length,
         requests: deliveries.reduce((sum, d) => sum + d.tries + d.redeliveries.length, 0),
-        unacknowledged: deliveries.length - acked.length,
+        unacknowledged,
+        fault_events: sent.fault_events,
       },
-      faults,
-      findings: found,
-      ledger: book,
-      redis: { ...memory, bound: BYTES_PER_WEBHOOK_BOUND },
+      faults: sent.faults,
+      ...checked,
+      ordinary_dead_letters_from_outages: checked.findings.failed.length,
       latency_ms: {
         ack: percentiles(deliveries.flatMap((d) => (d.ack ? [d.ack.latencyMs] : []))),
         action_completion: percentiles(completionTimes(store)),
@@ -212,75 +259,6 @@ async function soak(options: SoakOptions, teardown: Teardown): Promise<SoakRepor
   } finally {
     await system.stop();
   }
-}
-
-/** What makes the soak fail: each a line. */
-function judge(found: Findings, book: { balanced?: boolean }, bytes: number, unacked: number) {
-  const failures: string[] = [];
-  const count = (what: string, list: readonly unknown[]) => {
-    if (list.length > 0) failures.push(`${list.length} ${what}`);
-  };
-  count('acknowledged webhooks lost (not in the record store)', found.lost);
-  count('webhooks stuck (not final after the drain)', found.stuck);
-  count('actions failed for good (no fault of the soak is permanent)', found.failed);
-  count('partner effects missing', found.effects.missing);
-  count('partner effects not expected (skipped or failed actions)', found.effects.unexpected);
-  count('duplicate partner effects (one event under two webhook ids)', found.effects.duplicate);
-  count('redeliveries answered with another webhook id', found.redelivered_as_new);
-  if (found.stale_older < found.older) {
-    failures.push(
-      `${found.older - found.stale_older} older events not stale though their entity's newer one was acknowledged first`,
-    );
-  }
-  if (book.balanced !== true) failures.push('the ledger does not balance');
-  if (bytes >= BYTES_PER_WEBHOOK_BOUND) {
-    failures.push(`Redis keeps ${bytes} bytes per webhook (bound ${BYTES_PER_WEBHOOK_BOUND})`);
-  }
-  if (unacked > 0) failures.push(`${unacked} events never acknowledged`);
-  return failures;
-}
-
-function table(report: SoakReport): string {
-  const f = report.findings;
-  const rows: [string, string | number][] = [
-    ['events sent', report.sent.events],
-    ['requests', report.sent.requests],
-    ['acknowledged', f.acknowledged],
-    ['never acknowledged', report.sent.unacknowledged],
-    ['lost (acknowledged, not stored)', f.lost.length],
-    ['stuck (not final)', f.stuck.length],
-    ['failed for good', f.failed.length],
-    ['quarantined', f.quarantined],
-    ['redeliveries sent', f.redeliveries],
-    ['redeliveries given a new webhook id', f.redelivered_as_new.length],
-    ['older events stale (newer acknowledged first)', `${f.stale_older} of ${f.older}`],
-    ['partner effects expected', f.effects.expected],
-    ['partner effects applied', f.effects.applied],
-    ['partner effects missing', f.effects.missing.length],
-    ['partner effects unexpected', f.effects.unexpected.length],
-    ['duplicate partner effects', f.effects.duplicate.length],
-    ['calls repeating an applied key', f.effects.repeated_calls],
-    ['ledger balanced', String(report.ledger.balanced)],
-    ['Redis bytes per webhook', `${report.redis.bytes_per_webhook} (bound ${report.redis.bound})`],
-    ['Redis bytes in bounded kinds', report.redis.shared_bytes],
-    ['ack latency p50/p95/p99/max ms', Object.values(report.latency_ms.ack).join(' / ')],
-    [
-      'action completion p50/p95/p99/max ms',
-      Object.values(report.latency_ms.action_completion).join(' / '),
-    ],
-  ];
-  const width = Math.max(...rows.map(([name]) => name.length));
-  const lines = rows.map(([name, value]) => `${name.padEnd(width)}  ${value}`);
-  const faults = report.faults.map((fault) => `${fault.started_at}  ${fault.detail}`);
-  return [
-    ...lines,
-    '',
-    'faults:',
-    ...faults,
-    '',
-    report.passed ? 'PASSED' : 'FAILED',
-    ...report.failures,
-  ].join('\n');
 }
 
 let options: SoakOptions;

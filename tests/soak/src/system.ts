@@ -22,7 +22,26 @@ export const APP_KINDS = ['ingress', 'worker', 'recorder', 'dashboard'] as const
 export type AppKind = (typeof APP_KINDS)[number];
 
 /** How many processes of each kind run (section 16 of the soak's docs: two ingress, two workers). */
-const COUNTS: Record<AppKind, number> = { ingress: 2, worker: 2, recorder: 1, dashboard: 1 };
+export const COUNTS: Record<AppKind, number> = { ingress: 2, worker: 2, recorder: 1, dashboard: 1 };
+
+/**
+ * The workers' concurrency and circuit settings, set here rather than left to the defaults: the
+ * bound on the partner's calls during an outage is computed from them (`outage-calls.ts`).
+ */
+export const WORKER_SETTINGS = {
+  WORKER_CONCURRENCY: 20,
+  CIRCUIT_FAILURE_THRESHOLD: 10,
+  CIRCUIT_PROBE_INTERVAL_MS: 1000,
+} as const;
+
+/**
+ * The partner targets the workers call: one, as the apps run with no `ACTIONS_CONFIG` (a market
+ * with its own address or client would be a target, with a circuit of its own).
+ */
+export const PARTNER_TARGETS = 1;
+
+/** `ACTION_ATTEMPTS` of the apps: a dead letter has spent this many. */
+export const ACTION_ATTEMPTS = 30;
 
 /** Where each app says it is up: its health port's variable and path (its logs are at warn). */
 const READY: Record<AppKind, [port: string, path: string]> = {
@@ -122,14 +141,17 @@ const appSettings = (
   QUEUE_PREFIX,
   DATABASE_URL: databaseUrl,
   WEBHOOK_SECRETS: '',
+  ACTIONS_CONFIG: '',
   ...sandbox.env,
   RECORD_TTL_SECONDS: String(settings.recordTtlSeconds),
   // Enough tries that no outage of the schedule uses them up; short, so the soak drains soon.
-  ACTION_ATTEMPTS: '30',
+  ACTION_ATTEMPTS: String(ACTION_ATTEMPTS),
   ACTION_BACKOFF: 'fixed',
   ACTION_BACKOFF_DELAY_MS: '500',
   API_TIMEOUT_MS: '2000',
-  CIRCUIT_PROBE_INTERVAL_MS: '1000',
+  ...Object.fromEntries(
+    Object.entries(WORKER_SETTINGS).map(([name, value]) => [name, String(value)]),
+  ),
   // A killed worker's jobs are taken up again within seconds, not BullMQ's 30.
   WORKER_LOCK_MS: '5000',
   DASHBOARD_USER: credentials.user,

@@ -1,13 +1,18 @@
 // The partner's side of the soak: signed events of all three kinds at a steady rate, with
 // redeliveries of events already acknowledged, pairs of one entity's events sent newest first, and
-// events that fail their schema. Like a partner's delivery system, each event is sent until an
-// ingress acknowledges it (another ingress, or the same one later, after a refusal or no answer),
-// and every acknowledgement is kept for the checks.
+// events that fail their schema (the faults add events of their own: fault-events.ts). Like a
+// partner's delivery system, each event is sent until an ingress acknowledges it (another ingress,
+// or the same one later, after a refusal or no answer), and every acknowledgement is kept for the
+// checks.
 import { DEV_WEBHOOK_SECRET, EVENT_REGISTRY, sampleEvent, signEvent } from '@pw/shared';
 import type { EventKind } from '@pw/shared';
 
-/** Why an event is in the traffic. */
-export type Purpose = 'plain' | 'newer' | 'older' | 'invalid';
+/**
+ * Why an event is in the traffic: the faults add `poison` events (of a customer every partner call
+ * about whom fails for good), `odd-path` ones (a `customer_id` the partner's front refuses) and
+ * `trickle` ones (ordinary quotes the partner serves while the poison runs).
+ */
+export type Purpose = 'plain' | 'newer' | 'older' | 'invalid' | 'poison' | 'odd-path' | 'trickle';
 
 export interface SoakEvent {
   /** The driver's own number for the event. */
@@ -55,19 +60,27 @@ export interface TrafficOptions {
 
 const KINDS: EventKind[] = ['quote', 'contract', 'sales'];
 
+/** `event` signed as the partner signs it, numbered `id`. */
+export const soakEvent = (
+  id: number,
+  kind: EventKind,
+  purpose: Purpose,
+  event: Record<string, unknown>,
+): SoakEvent => ({
+  id,
+  kind,
+  purpose,
+  path: EVENT_REGISTRY[event.event_type as keyof typeof EVENT_REGISTRY].path,
+  body: JSON.stringify(signEvent(event, DEV_WEBHOOK_SECRET)),
+});
+
 /** The events to send, in order: `webhooks` of them, each a webhook of its own. */
 export function plan(options: TrafficOptions): SoakEvent[] {
   const invalidShare = options.invalidShare ?? 0.04;
   const pairShare = options.pairShare ?? 0.06;
   const events: SoakEvent[] = [];
   const add = (kind: EventKind, purpose: Purpose, event: Record<string, unknown>) =>
-    events.push({
-      id: events.length,
-      kind,
-      purpose,
-      path: EVENT_REGISTRY[event.event_type as keyof typeof EVENT_REGISTRY].path,
-      body: JSON.stringify(signEvent(event, DEV_WEBHOOK_SECRET)),
-    });
+    events.push(soakEvent(events.length, kind, purpose, event));
   // Spread evenly, not at random: every run of a size sends the same mix.
   let invalidDue = 0;
   let pairDue = 0;
@@ -128,6 +141,26 @@ async function post(url: string, event: SoakEvent): Promise<Ack | undefined> {
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
+ * Sends one event until an ingress acknowledges it (each try on the next of `urls`), or
+ * `giveUpAt` (epoch ms) has passed.
+ */
+export async function deliver(
+  delivery: Delivery,
+  urls: readonly string[],
+  giveUpAt: () => number,
+): Promise<void> {
+  for (let attempt = 0; Date.now() < giveUpAt(); attempt++) {
+    delivery.tries += 1;
+    const ack = await post(urls[(delivery.event.id + attempt) % urls.length]!, delivery.event);
+    if (ack) {
+      delivery.ack = ack;
+      return;
+    }
+    await pause(Math.min(2000, 100 * 2 ** Math.min(attempt, 5)));
+  }
+}
+
+/**
  * Sends `events` at `rate` per second and resolves once each has an acknowledgement (or
  * `giveUpAt`, epoch ms, has passed) and every redelivery has been answered.
  */
@@ -141,17 +174,6 @@ export async function drive(
   const pending: Promise<void>[] = [];
   let redeliveryDue = 0;
 
-  const deliver = async (delivery: Delivery) => {
-    for (let attempt = 0; Date.now() < options.giveUpAt(); attempt++) {
-      delivery.tries += 1;
-      const ack = await post(urls[(delivery.event.id + attempt) % urls.length]!, delivery.event);
-      if (ack) {
-        delivery.ack = ack;
-        return;
-      }
-      await pause(Math.min(2000, 100 * 2 ** Math.min(attempt, 5)));
-    }
-  };
   const redeliver = async (delivery: Delivery) => {
     await pause(2000);
     for (let attempt = 0; Date.now() < options.giveUpAt(); attempt++) {
@@ -176,7 +198,9 @@ export async function drive(
     const again = redeliveryDue >= 1;
     if (again) redeliveryDue -= 1;
     pending.push(
-      deliver(delivery).then(() => (again && delivery.ack ? redeliver(delivery) : undefined)),
+      deliver(delivery, urls, options.giveUpAt).then(() =>
+        again && delivery.ack ? redeliver(delivery) : undefined,
+      ),
     );
   }
   await Promise.all(pending);

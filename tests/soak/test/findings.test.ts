@@ -1,6 +1,7 @@
 // The soak's checks find what they are for: an acknowledged webhook the store never got, one left
 // unfinished, a partner effect missing, one applied for an action that was skipped, one event run
-// under two webhook ids, and calls repeated after a lost answer (counted apart, not as effects).
+// under two webhook ids, and calls repeated after a lost answer (counted apart, not as effects);
+// the poison's dead letters and the odd paths refused at once are expected, any other is not.
 import { describe, expect, it } from 'vitest';
 import type { RecordedCall } from '@pw/sandbox';
 import { findings, percentiles } from '../src/checks.js';
@@ -18,6 +19,9 @@ const ack = (webhookId: string, sentAt = 100): Ack => ({
   ackedAt: sentAt + 5,
 });
 
+/** The apps' `ACTION_ATTEMPTS` as the findings are told it. */
+const ATTEMPTS = 30;
+
 const delivery = (id: number, first: Ack, purpose: Purpose = 'plain', again: Ack[] = []) =>
   ({
     event: { id, kind: 'quote', purpose, path: '/webhooks/quote-status', body: '{}' },
@@ -26,10 +30,10 @@ const delivery = (id: number, first: Ack, purpose: Purpose = 'plain', again: Ack
     redeliveries: again,
   }) satisfies Delivery;
 
-const call = (key: string, status = 200) =>
+const call = (key: string, status = 200, path = '/x') =>
   ({
     method: 'POST',
-    path: '/x',
+    path,
     headers: { 'idempotency-key': key },
     body: {},
     status,
@@ -37,9 +41,10 @@ const call = (key: string, status = 200) =>
     at: new Date(),
   }) satisfies RecordedCall;
 
-function store(
-  rows: [id: string, state: string, actions: [string, string, string | null][], stale?: boolean][],
-): Store {
+/** An action row: its name, state, why it was skipped, and its attempts (1 unless given). */
+type ActionRow = [name: string, state: string, skipped: string | null, attempts?: number];
+
+function store(rows: [id: string, state: string, actions: ActionRow[], stale?: boolean][]): Store {
   const at = new Date('2026-11-26T10:00:00Z');
   return {
     webhooks: new Map(
@@ -49,10 +54,11 @@ function store(
       ]),
     ),
     actions: rows.flatMap(([webhook_id, , actions]) =>
-      actions.map(([name, state, skipped]) => ({
+      actions.map(([name, state, skipped, attempts]) => ({
         webhook_id,
         name,
         state,
+        attempts: attempts ?? 1,
         skipped,
         last_error: state === 'failed' ? 'http_503' : null,
         completed_at: state === 'completed' ? new Date(at.getTime() + 40) : null,
@@ -70,6 +76,7 @@ describe('the soak’s findings', () => {
         ['wh_b', 'completed', [['notify', 'completed', 'stale']], true],
       ]),
       [call('wh_a:notify'), call('wh_a:notify'), call('wh_a:notify', 503)],
+      ATTEMPTS,
     );
     expect(found).toMatchObject({
       acknowledged: 2,
@@ -111,10 +118,14 @@ describe('the soak’s findings of failures', () => {
         ['wh_first', 'completed', [['notify', 'completed', null]]],
       ]),
       [call('wh_skipped:notify'), call('wh_first:notify'), call('wh_second:notify')],
+      ATTEMPTS,
     );
     expect(found.lost).toEqual(['wh_lost']);
     expect(found.stuck).toEqual(['wh_stuck']);
-    expect(found.failed).toEqual([{ webhook_id: 'wh_failed', error: 'http_503' }]);
+    expect(found.stuck_by_purpose).toEqual({ plain: 1 });
+    expect(found.failed).toEqual([
+      { webhook_id: 'wh_failed', action: 'notify', error: 'http_503' },
+    ]);
     expect(found.effects.missing).toEqual(['wh_missing:notify']);
     expect(found.effects.unexpected.sort()).toEqual(['wh_second:notify', 'wh_skipped:notify']);
     expect(found.effects.duplicate).toEqual(['wh_first wh_second']);
@@ -130,6 +141,7 @@ describe('the soak’s findings of failures', () => {
         ['wh_older', 'completed', [], false],
       ]),
       [],
+      ATTEMPTS,
     );
     expect([found.stale_older, found.older]).toEqual([0, 0]);
   });
@@ -142,5 +154,57 @@ describe('the soak’s findings of failures', () => {
       max: 10,
     });
     expect(percentiles([])).toEqual({ p50: null, p95: null, p99: null, max: null });
+  });
+});
+
+describe('the soak’s expected failures', () => {
+  it('counts the poison’s dead letters and the odd paths refused at once apart from ordinary dead letters', () => {
+    const found = findings(
+      [
+        delivery(0, ack('wh_poison'), 'poison'),
+        delivery(1, ack('wh_odd'), 'odd-path'),
+        delivery(2, ack('wh_odd_held'), 'odd-path'),
+        delivery(3, ack('wh_plain')),
+      ],
+      store([
+        [
+          'wh_poison',
+          'failed',
+          [
+            ['notify', 'failed', null, ATTEMPTS],
+            ['lock', 'failed', null, 4],
+          ],
+        ],
+        [
+          'wh_odd',
+          'failed',
+          [
+            ['notify', 'failed', null],
+            ['lock', 'completed', null],
+          ],
+        ],
+        ['wh_odd_held', 'failed', [['lock', 'failed', null, ATTEMPTS]]],
+        ['wh_plain', 'failed', [['notify', 'failed', null, ATTEMPTS]]],
+      ]),
+      [
+        call('wh_poison:notify', 500),
+        call('wh_odd:notify', 404, '/customers/C-odd%2F1/notifications'),
+        call('wh_odd:lock', 503),
+        call('wh_odd:lock'),
+        call('wh_odd_held:lock', 503),
+        call('wh_plain:notify', 503),
+      ],
+      ATTEMPTS,
+    );
+    expect(found.expected_failures).toEqual({
+      poison: { actions: 2, dead_letters: 2, attempts_spent: 1 },
+      refused: { actions: 1, first_attempt: 1 },
+    });
+    // An odd-path event's other actions are ordinary: held through the outage, they must complete.
+    expect(found.failed).toEqual([
+      { webhook_id: 'wh_odd_held', action: 'lock', error: 'http_503' },
+      { webhook_id: 'wh_plain', action: 'notify', error: 'http_503' },
+    ]);
+    expect(found.effects).toMatchObject({ expected: 1, applied: 1, missing: [], unexpected: [] });
   });
 });

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ChildRun, testDatabaseUrl } from '@pw/test-utils';
-import type { SoakReport } from '../src/main.js';
+import type { SoakReport } from '../src/report.js';
 
 /** Starts the soak with `args`, against the tests' PostgreSQL. */
 export const startSoak = (args: string[], env: Record<string, string> = {}): ChildRun =>
