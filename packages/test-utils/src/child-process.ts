@@ -123,15 +123,20 @@ export class ChildRun {
   }
 
   /**
-   * Sends `signal` to the process and resolves with its exit code; then kills what is left of its
-   * process group (children a SIGKILL orphaned), so no test leaves processes running.
+   * Sends `signal` to the process (`toGroup`: to its whole process group, as a terminal's Ctrl-C
+   * does) and resolves with its exit code; then kills what is left of its process group (children
+   * a SIGKILL orphaned), so no test leaves processes running.
    */
   async stop(
     signal: NodeJS.Signals = 'SIGTERM',
     killAfterMs = this.options.killAfterMs,
+    toGroup = false,
   ): Promise<number | null> {
     this.stopping = true;
-    if (!this.hasExited()) this.child.kill(signal);
+    if (!this.hasExited()) {
+      if (toGroup && this.child.pid !== undefined) process.kill(-this.child.pid, signal);
+      else this.child.kill(signal);
+    }
     const timer =
       killAfterMs === undefined
         ? undefined

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -103,10 +103,26 @@ export async function startEmbeddedPostgres(
     url: `postgres://${EMBEDDED_POSTGRES_ROLE}:${password}@127.0.0.1:${options.port}/${EMBEDDED_POSTGRES_ROLE}`,
     socketDir,
     async stop() {
-      await server.stop();
+      // A terminal's Ctrl-C reaches PostgreSQL too (it is in npm start's process group): one that
+      // has exited already is not stopped again (the package's stop() would wait for that exit).
+      if (await serverRunning(options.dataDir)) await server.stop();
       await rm(socketDir, { recursive: true, force: true });
     },
   };
+}
+
+/** True while the server of `dataDir` runs: its `postmaster.pid` names a live process. */
+async function serverRunning(dataDir: string): Promise<boolean> {
+  const pid = Number(
+    (await readFile(join(dataDir, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0],
+  );
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The process events `embedded-postgres`'s exit hook (async-exit-hook) listens to. */
