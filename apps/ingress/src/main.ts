@@ -8,23 +8,18 @@ import {
   createHttpServer,
   createLogger,
   createRedis,
-  DEFAULT_RULES,
-  duplicateRedis,
   IngressCounts,
-  effectiveRules,
-  LiveRules,
   onShutdownSignals,
   PartitionCountGuard,
   PartitionedIntake,
   Partitions,
   redisHosts,
   retryPolicy,
-  RulesStore,
 } from '@pw/shared';
-import type { RedisClient } from '@pw/shared';
 import { createApp } from './app.js';
 import { clusterMetricsClient, runPrimary } from './cluster.js';
 import { loadIngressConfig } from './config.js';
+import { liveRoutingRules } from './live-rules.js';
 import { IngressMetrics } from './metrics.js';
 import { BatchedIntake } from './batched-intake.js';
 
@@ -76,7 +71,11 @@ function serve(): void {
     queue.on('error', (error) => log.warn({ err: error }, 'queue error'));
   }
 
-  const { rules, rulesSubscriber } = liveRoutingRules(redis);
+  const { rules, subscriber: rulesSubscriber } = liveRoutingRules(
+    redis,
+    { queuePrefix: config.QUEUE_PREFIX, actions: config.actions },
+    log,
+  );
 
   const metrics = new IngressMetrics();
   collectDefaultMetrics({ register: metrics.registry });
@@ -111,24 +110,6 @@ function serve(): void {
     redis.disconnect();
     rulesSubscriber.disconnect();
   });
-}
-
-/**
- * The routing rules, live: they are kept in Redis (the dashboard edits them) and a change reaches
- * this process at once. Actions disabled in ACTIONS_CONFIG stay disabled whatever the rules say.
- */
-function liveRoutingRules(redis: RedisClient) {
-  const seed = config.actions.rules ?? DEFAULT_RULES;
-  const rulesStore = new RulesStore(redis, { queuePrefix: config.QUEUE_PREFIX, seed });
-  const rulesSubscriber = duplicateRedis(redis, { enableOfflineQueue: true });
-  const liveRules = new LiveRules(rulesStore, rulesSubscriber, log, seed);
-  liveRules
-    .start()
-    .catch((error: unknown) => log.warn({ err: error }, 'routing rules not live yet'));
-  const rules = {
-    current: () => effectiveRules({ ...config.actions, rules: [...liveRules.current()] }),
-  };
-  return { rules, rulesSubscriber };
 }
 
 /** Serves `app` on INGRESS_PORT until SIGTERM or SIGINT, then answers what is in flight. */

@@ -9,7 +9,10 @@ import { parseWebhook } from './parse-webhook.js';
 import type { ParseSettings } from './parse-webhook.js';
 import type { IncomingWebhook } from './batched-intake.js';
 
-/** Where the routing rules come from: the live rules the dashboard edits (`LiveRules`, main.ts). */
+/**
+ * Where the routing rules come from: the live rules the dashboard edits (`liveRoutingRules`,
+ * live-rules.ts). Read on every request, so `current()` only hands out what it holds.
+ */
 export interface RulesSource {
   current(): readonly RoutingRule[];
 }

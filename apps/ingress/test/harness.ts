@@ -20,7 +20,7 @@ import {
 import { createApp } from '../src/app.js';
 import { IngressMetrics } from '../src/metrics.js';
 import { BatchedIntake } from '../src/batched-intake.js';
-import type { WebhookRouteSettings } from '../src/webhook-routes.js';
+import type { RulesSource, WebhookRouteSettings } from '../src/webhook-routes.js';
 
 export interface Harness {
   app: ReturnType<typeof createApp>;
@@ -42,6 +42,8 @@ export interface HarnessOptions {
   redisUrl?: string;
   settings?: Partial<WebhookRouteSettings>;
   rules?: readonly RoutingRule[];
+  /** Where the app reads its rules, made on the ingress's Redis and prefix; else `rules`. */
+  rulesSource?: (redis: Redis, prefix: string) => RulesSource;
   /** The ingress's clock. @defaultValue Date.now */
   now?: () => number;
   /** `QUEUE_PARTITIONS`. @defaultValue 1 */
@@ -94,7 +96,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const app = createApp({
     intake: new BatchedIntake(intake),
     now: options.now,
-    rules: { current: () => options.rules ?? DEFAULT_RULES },
+    rules: options.rulesSource?.(redis, prefix) ?? {
+      current: () => options.rules ?? DEFAULT_RULES,
+    },
     redis,
     log: createLogger({ name: 'ingress-test', level: 'silent' }),
     metrics,

@@ -55,9 +55,14 @@ export class RulesStore {
   }
 }
 
+/** Routes by the rules as stored. */
+const asStored = (stored: readonly RoutingRule[]) => stored;
+
 /**
  * The rules an ingress routes by: read at start, re-read whenever the dashboard announces a
- * change (and when the subscription reconnects), the last known ones kept meanwhile.
+ * change (and when the subscription reconnects), the last known ones kept meanwhile. `inForce`
+ * turns the stored rules into those routed by (the ingress turns off the actions ACTIONS_CONFIG
+ * disables); it runs once per load, never per request: `current()` hands out its last result.
  */
 export class LiveRules {
   private rules: readonly RoutingRule[];
@@ -67,8 +72,9 @@ export class LiveRules {
     private readonly subscriber: RedisClient,
     private readonly log: Logger,
     initial: readonly RoutingRule[],
+    private readonly inForce: (stored: readonly RoutingRule[]) => readonly RoutingRule[] = asStored,
   ) {
-    this.rules = initial;
+    this.rules = inForce(initial);
   }
 
   current(): readonly RoutingRule[] {
@@ -86,7 +92,7 @@ export class LiveRules {
 
   async reload(): Promise<void> {
     try {
-      this.rules = (await this.store.read()).rules;
+      this.rules = this.inForce((await this.store.read()).rules);
     } catch (error) {
       this.log.warn({ err: error }, 'cannot read the routing rules: keeping the last known');
     }
