@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import { PwError } from '@pw/shared';
+import type { Problem } from '@pw/shared';
 
 /** The codes of the dashboard's error bodies; exported so that tests assert on them. */
 export const DASHBOARD_ERROR_CODES = {
@@ -29,15 +30,9 @@ export function sendError(
   status: number,
   code: DashboardErrorCode,
   message: string,
-  details: unknown[] = [],
+  details: readonly Problem[] = [],
 ): void {
   res.status(status).json({ error: { code, message, details } });
-}
-
-/** A field at fault, as error bodies list them. */
-export interface ErrorDetail {
-  path: string;
-  message: string;
 }
 
 /**
@@ -46,14 +41,14 @@ export interface ErrorDetail {
  */
 export class DashboardError extends PwError<DashboardErrorCode> {
   override name = 'DashboardError';
-  readonly details: readonly ErrorDetail[];
+  readonly details: readonly Problem[];
   readonly retryAfterSeconds: number | undefined;
 
   constructor(
     readonly status: number,
     code: DashboardErrorCode,
     message: string,
-    options: { cause?: unknown; details?: readonly ErrorDetail[]; retryAfterSeconds?: number } = {},
+    options: { cause?: unknown; details?: readonly Problem[]; retryAfterSeconds?: number } = {},
   ) {
     super(code, message, { cause: options.cause });
     this.details = options.details ?? [];

@@ -1,5 +1,6 @@
 import express from 'express';
 import { z } from 'zod';
+import { validationProblems } from '@pw/shared';
 import type { AuditLog } from '@pw/shared';
 import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
 import { newBulkRelease } from './quarantine.js';
@@ -144,10 +145,7 @@ function discardOne(desk: Desk, audit: Audit): express.RequestHandler<{ webhookI
     const webhookId = req.params.webhookId;
     const parsed = discardSchema.safeParse(req.body ?? {});
     if (!parsed.success) {
-      const details = parsed.error.issues.map((issue) => ({
-        path: issue.path.join('.'),
-        message: issue.message,
-      }));
+      const details = validationProblems(parsed.error);
       return sendError(res, 400, invalidRequest, 'A discard needs a reason', details);
     }
     if (!(await desk.discard(webhookId))) {

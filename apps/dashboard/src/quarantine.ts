@@ -3,6 +3,7 @@ import type {
   EventDefinition,
   EventType,
   PartitionedIntake,
+  Problem,
   RulesStore,
   WebhookJobData,
 } from '@pw/shared';
@@ -47,8 +48,6 @@ export const newBulkRelease = (): BulkRelease => ({
   webhooks: [],
 });
 
-type ReleaseProblem = Extract<ReleaseResult, { outcome: 'still_invalid' }>['problems'][number];
-
 /** What a list or a bulk release shows of each: the first this many. */
 export const SHOWN = 100;
 /** Quarantined webhooks read from the store at a time while going through every page. */
@@ -86,7 +85,7 @@ export class Quarantine {
    */
   async release(webhookId: string): Promise<ReleaseResult> {
     const kept = await this.kept(webhookId);
-    const still = (problems: ReleaseProblem[]): ReleaseResult => ({
+    const still = (problems: Problem[]): ReleaseResult => ({
       webhook_id: webhookId,
       outcome: 'still_invalid',
       problems,

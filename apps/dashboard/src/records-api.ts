@@ -1,7 +1,7 @@
 import express from 'express';
 import { z } from 'zod';
 import type { RecordStore } from '@pw/records';
-import { identifier } from '@pw/shared';
+import { identifier, validationProblems } from '@pw/shared';
 import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
 import { fromRecordStore } from './record-store-errors.js';
 
@@ -83,7 +83,7 @@ export function refuse(res: express.Response, error: z.ZodError) {
     400,
     DASHBOARD_ERROR_CODES.invalidQuery,
     'The query was refused',
-    error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message })),
+    validationProblems(error),
   );
 }
 

@@ -5,7 +5,7 @@ import type {
   EventType,
   IntakeEntry,
   PartitionedIntake,
-  ValidationProblem,
+  Problem,
   WebhookJobData,
 } from '@pw/shared';
 
@@ -18,7 +18,7 @@ export interface IncomingWebhook {
   canonical: string;
   actions: ActionName[];
   /** Present for an authentic event that failed its schema: kept, quarantined. */
-  problems?: ValidationProblem[];
+  problems?: Problem[];
 }
 
 /**

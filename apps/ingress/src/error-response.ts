@@ -1,11 +1,6 @@
 import type { Response } from 'express';
 import { ERROR_CODES, PwError, UNAVAILABLE_RETRY_AFTER_SECONDS } from '@pw/shared';
-import type { ErrorBody, ErrorCode } from '@pw/shared';
-
-export interface ErrorDetail {
-  path: string;
-  message: string;
-}
+import type { ErrorBody, ErrorCode, Problem } from '@pw/shared';
 
 /** A refusal of a request, with the contract's code and the fields at fault. */
 export class RequestRejectedError extends PwError<ErrorCode> {
@@ -14,7 +9,7 @@ export class RequestRejectedError extends PwError<ErrorCode> {
   constructor(
     code: ErrorCode,
     message: string,
-    readonly details: readonly ErrorDetail[] = [],
+    readonly details: readonly Problem[] = [],
   ) {
     super(code, message);
   }

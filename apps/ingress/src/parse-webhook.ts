@@ -7,7 +7,7 @@ import {
   verifyEvent,
   withoutSignature,
 } from '@pw/shared';
-import type { EventDefinition, ValidationProblem } from '@pw/shared';
+import type { EventDefinition, Problem } from '@pw/shared';
 import { RequestRejectedError } from './error-response.js';
 import { JSON_SHAPE_LIMITS, screenJson } from './screen-json.js';
 
@@ -32,7 +32,7 @@ export interface ParsedWebhook {
   /** Its entity id; for a quarantined event, the id field's value as text, '' without one. */
   entityId: string;
   /** Present when the event failed its schema and is to be quarantined: why. */
-  problems?: ValidationProblem[];
+  problems?: Problem[];
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>

@@ -9,6 +9,7 @@ export * from './events/quote.js';
 export * from './events/contract.js';
 export * from './events/sales-opportunity.js';
 export * from './events/registry.js';
+export * from './events/problem.js';
 export * from './events/recheck.js';
 export { NUL_PROBLEM } from './events/status-changed-event.js';
 export * from './actions/action-table.js';

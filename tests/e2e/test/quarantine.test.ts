@@ -12,13 +12,13 @@ import {
   sampleEvent,
   signEvent,
 } from '@pw/shared';
-import type { Acknowledgement, WebhookOutcome } from '@pw/shared';
+import type { Acknowledgement, Problem, WebhookOutcome } from '@pw/shared';
 import { ChildRun, freePort, testRedisUrl } from '@pw/test-utils';
 import { startSystem } from './system.js';
 import type { RunningSystem } from './system.js';
 
 interface ErrorBody {
-  error: { code: string; message: string; details: { path: string; message: string }[] };
+  error: { code: string; message: string; details: Problem[] };
 }
 interface AuditEntry {
   user: string;

@@ -1,17 +1,14 @@
 // The operator API as the console calls it: same origin, the browser's basic-auth credentials,
 // JSON both ways. Every failure becomes an `ApiError` carrying the API's own error body.
 
-export interface ErrorDetail {
-  path: string;
-  message: string;
-}
+import type { Problem } from '@pw/shared/operator-api';
 
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
-    readonly details: ErrorDetail[] = [],
+    readonly details: Problem[] = [],
   ) {
     super(message);
   }
@@ -26,6 +23,7 @@ export type {
   CircuitView,
   DeadLetter,
   DeadLetterPage,
+  Problem,
   BulkRelease,
   QuarantinedEvent,
   QuarantinePage,
@@ -58,7 +56,7 @@ export async function api<T>(
   });
   const body = (await response.json().catch(() => null)) as unknown;
   if (!response.ok) {
-    const error = (body as { error?: { code?: string; message?: string; details?: ErrorDetail[] } })
+    const error = (body as { error?: { code?: string; message?: string; details?: Problem[] } })
       ?.error;
     throw new ApiError(
       response.status,

@@ -3,7 +3,7 @@
 // webhook leaves the list it was in, and its buttons with it.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError } from './api.js';
-import type { ErrorDetail } from './api.js';
+import type { Problem } from './api.js';
 import { ConfirmButton, ErrorBox, ProblemList, WebhookLink } from './ui.js';
 
 /** The most characters a discard's reason may have (the API refuses more). */
@@ -13,7 +13,7 @@ const REASON_MAX = 500;
 export type QuarantineAnswer = { webhookId: string } & (
   | { outcome: 'released'; actions: string[] }
   | { outcome: 'discarded' }
-  | { outcome: 'still_invalid'; problems: ErrorDetail[] }
+  | { outcome: 'still_invalid'; problems: Problem[] }
   | { outcome: 'not_quarantined'; message: string }
   | { outcome: 'failed'; error: Error }
 );

@@ -3,7 +3,7 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api.js';
-import type { ErrorDetail } from './api.js';
+import type { Problem } from './api.js';
 import { href } from './router.js';
 
 /** What a load is at: nothing yet, the answer, or why it failed. */
@@ -182,7 +182,7 @@ export function Columns({ names }: { names: readonly string[] }) {
 }
 
 /** Why an event fails its schema: each field's path and what is wrong with it. */
-export function ProblemList({ problems }: { problems: readonly ErrorDetail[] }) {
+export function ProblemList({ problems }: { problems: readonly Problem[] }) {
   return (
     <ul class="problems">
       {problems.map((problem) => (

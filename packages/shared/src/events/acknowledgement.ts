@@ -1,5 +1,12 @@
 import { z } from 'zod';
 import { ACTION_NAMES } from '../actions/action-table.js';
+import type { Problem } from './problem.js';
+
+/** A `Problem` as the answers list it. */
+const problemSchema = z.object({
+  path: z.string(),
+  message: z.string(),
+}) satisfies z.ZodType<Problem>;
 
 /**
  * The body of a 200 answer, the same for the first delivery and every duplicate of it; and of a
@@ -12,7 +19,7 @@ export const acknowledgementSchema = z.object({
   webhook_id: z.string().regex(/^wh_[A-Za-z0-9_-]{20,}$/),
   actions_triggered: z.array(z.enum(ACTION_NAMES)),
   quarantined: z.literal(true).optional(),
-  problems: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  problems: z.array(problemSchema).optional(),
 });
 export type Acknowledgement = z.infer<typeof acknowledgementSchema>;
 
@@ -22,7 +29,7 @@ export const errorBodySchema = z.object({
   error: z.object({
     code: z.string(),
     message: z.string(),
-    details: z.array(z.object({ path: z.string(), message: z.string() })),
+    details: z.array(problemSchema),
   }),
 });
 export type ErrorBody = z.infer<typeof errorBodySchema>;

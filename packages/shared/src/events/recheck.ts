@@ -1,9 +1,9 @@
 import type { z } from 'zod';
-import type { ValidationProblem } from '../queue/queues.js';
+import type { Problem } from './problem.js';
 import type { EventDefinition } from './registry.js';
 
 /** A schema's refusal as the problems an answer lists: the field's path (`a.b`) and why. */
-export const validationProblems = (error: z.ZodError): ValidationProblem[] =>
+export const validationProblems = (error: z.ZodError): Problem[] =>
   error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
 
 /**
@@ -14,7 +14,7 @@ export const validationProblems = (error: z.ZodError): ValidationProblem[] =>
 export function recheckEvent(
   definition: EventDefinition,
   event: Record<string, unknown>,
-): { entityId: string } | { problems: ValidationProblem[] } {
+): { entityId: string } | { problems: Problem[] } {
   const checked = definition.schema.safeParse({ ...event, signature: '' });
   if (!checked.success) return { problems: validationProblems(checked.error) };
   return { entityId: String(checked.data[definition.entityIdField]) };

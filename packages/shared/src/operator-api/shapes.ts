@@ -1,6 +1,7 @@
 // The shapes the operator API answers with (docs/operations.md), in one place for the server that
 // writes them and the console that reads them. Types only, from modules that import nothing, so
 // that the console (a browser program) can import them without any of the server.
+import type { Problem } from '../events/problem.js';
 import type { ActionOutcome, WebhookState } from '../outcomes/webhook-outcome.js';
 import type { AttemptRecord, AuditRecord } from '../records/record-changes.js';
 
@@ -11,6 +12,7 @@ export type {
   WebhookState,
 } from '../outcomes/webhook-outcome.js';
 export type { AttemptRecord, AuditRecord } from '../records/record-changes.js';
+export type { Problem } from '../events/problem.js';
 export type { CircuitState, CircuitView } from '../circuits/circuit-keys.js';
 
 /** A webhook as search lists it (docs/records.md): its outcome record without event or history. */
@@ -43,7 +45,7 @@ export interface WebhookRecord extends Omit<WebhookSummary, 'actions'> {
    * Why its event failed its schema when it arrived, for a webhook that was quarantined (kept after
    * its release or discard); null for any other webhook.
    */
-  problems: { path: string; message: string }[] | null;
+  problems: Problem[] | null;
 }
 
 /** A quarantined webhook as `GET /api/quarantine` lists it: the event as received, and why. */
@@ -53,7 +55,7 @@ export interface QuarantinedEvent {
   entity_id: string;
   received_at: string;
   event: Record<string, unknown> | null;
-  problems: { path: string; message: string }[];
+  problems: Problem[];
 }
 
 /** A page of `GET /api/quarantine`. */
@@ -115,7 +117,7 @@ export interface Trends {
 /** How one release of a quarantined webhook ended. */
 export type ReleaseResult =
   | { webhook_id: string; outcome: 'released'; actions_triggered: string[] }
-  | { webhook_id: string; outcome: 'still_invalid'; problems: { path: string; message: string }[] }
+  | { webhook_id: string; outcome: 'still_invalid'; problems: Problem[] }
   | { webhook_id: string; outcome: 'not_quarantined' };
 
 /** `POST /api/quarantine/release?dry_run=true`: what the running schema would release. */

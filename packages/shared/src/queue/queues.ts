@@ -1,6 +1,7 @@
 import { isActionName } from '../actions/action-table.js';
 import type { ActionName } from '../actions/action-table.js';
 import type { EventType } from '../events/registry.js';
+import type { Problem } from '../events/problem.js';
 
 /** Queue names, one place: the intake adds each webhook's action jobs to `actions`. */
 export const QUEUE_NAMES = {
@@ -96,13 +97,7 @@ export interface WebhookJobData {
    * Present for an authentic event that failed its schema: why (one per field). Such a webhook is
    * kept, quarantined, and sets off no action (docs/webhook-api.md, Quarantine).
    */
-  problems?: ValidationProblem[];
-}
-
-/** One reason an event fails its schema: the field's path (`a.b`) and what is wrong with it. */
-export interface ValidationProblem {
-  path: string;
-  message: string;
+  problems?: Problem[];
 }
 
 /** 7 days: the least a dead letter, and a webhook's hot record while it is in flight, is kept. */
