@@ -1,7 +1,7 @@
 import type { Job } from 'bullmq';
-import { actionJobId, isActionName, sourceOfWebhook, webhookState } from '@pw/shared';
+import { actionJobId, isActionName, sourceOfWebhook } from '@pw/shared';
 import type { RecordStore, WebhookRecord } from '@pw/records';
-import type { ActionJobData, OutcomeStore, RedisClient, WebhookOutcome } from '@pw/shared';
+import type { ActionJobData, OutcomeStore, RedisClient } from '@pw/shared';
 import type { ActionQueues } from '@pw/shared';
 import { DeadLetters } from './dead-letters.js';
 import type { DeadLetterFilter, DeadLetterPage } from './dead-letters.js';
@@ -46,9 +46,7 @@ export class Operator {
    */
   async outcome(webhookId: string) {
     const [hot, stored] = await Promise.all([
-      this.outcomesOf(webhookId)
-        .get(webhookId)
-        .then((outcome) => outcome && this.withRunning(outcome)),
+      this.outcomesOf(webhookId).get(webhookId),
       // The store away: a webhook Redis still has is answered from there, without history.
       this.stored(webhookId),
     ]);
@@ -69,29 +67,6 @@ export class Operator {
         history: history.get(action.name) ?? [],
       })),
     };
-  }
-
-  /**
-   * The record with its running calls: an action's first try through a clean circuit writes its
-   * record once, at its end (docs/architecture.md, outcome records), so while its call runs the
-   * record still says `waiting` (not held) and BullMQ's job is active. Such an action is read as
-   * it is: `active`, its call counted.
-   */
-  private async withRunning(outcome: WebhookOutcome): Promise<WebhookOutcome> {
-    const waiting = outcome.actions.filter((a) => a.state === 'waiting' && a.held === null);
-    if (waiting.length === 0) return outcome;
-    const queue = this.actions.ofWebhook(outcome.webhook_id);
-    const states = await Promise.all(
-      waiting.map((a) => queue.getJobState(actionJobId(outcome.webhook_id, a.name))),
-    );
-    const running = new Set(waiting.filter((_, i) => states[i] === 'active').map((a) => a.name));
-    if (running.size === 0) return outcome;
-    const actions = outcome.actions.map((action) =>
-      running.has(action.name)
-        ? { ...action, state: 'active' as const, attempts: action.attempts + 1 }
-        : action,
-    );
-    return { ...outcome, state: webhookState(actions), actions };
   }
 
   /** The outcome records of the webhook's partition. */

@@ -12,8 +12,8 @@ type MinuteCounts = Omit<TrendMinute, 'at'>;
 
 /**
  * The console's trends, from per-minute counters in Redis, summed over the partitions: the
- * ingress counts what it accepts in its add script, the worker what it completes, fails and holds
- * in its outcome script, each in the webhook's partition. Redis rather than the record store, so
+ * ingress counts what it accepts in its intake script, the worker what it completes, fails and
+ * holds in the same command as the change to the webhook's record, each in the webhook's partition. Redis rather than the record store, so
  * that the charts are live when the store or the recorder is behind, and cost 120 hash reads per
  * partition however busy the hour was, not a scan of its attempts. `queues`: the queues whose
  * oldest waiting job is shown (a queue of several partitions: the oldest of all).

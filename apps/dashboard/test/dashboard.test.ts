@@ -10,6 +10,7 @@ import {
   CircuitBoard,
   createLogger,
   DEFAULT_RULES,
+  noCall,
   openApiDocument,
   OutcomeStore,
   Partitions,
@@ -90,15 +91,10 @@ beforeAll(() => {
   failing = new Worker<ActionJobData>(
     QUEUE_NAMES.actions,
     async (job) => {
-      await outcomes.started(job.data.webhook_id, job.data.action);
+      const attempts = await outcomes.started(job.data.webhook_id, job.data.action);
       if (healthy.has(job.data.action))
-        return outcomes.settled(job.data.webhook_id, job.data.action, 'completed');
-      await outcomes.settled(
-        job.data.webhook_id,
-        job.data.action,
-        'failed',
-        'POST /x answered 400',
-      );
+        return outcomes.completed(job.data.webhook_id, job.data.action, noCall(), attempts);
+      await outcomes.failed(job.data.webhook_id, job.data.action, 'failed', 'POST /x answered 400');
       throw new UnrecoverableError('POST /x answered 400');
     },
     { connection: redis, prefix },
@@ -267,31 +263,44 @@ describe('webhook status and replay', () => {
 });
 
 describe('a running call', () => {
-  it("an action whose first try's call runs is `active`, its call counted, though its record says `waiting` until the try ends", async () => {
+  it('reads an action as its record says, never off BullMQ: a job taken reads `waiting` until the worker writes its start, then `active` with its call counted', async () => {
     await withStandInPaused(async () => {
       const id = 'wh_running000000000000000';
       await webhook(id, 'quote.status_changed', ['notify_customer', 'lock_price']);
-      // A worker takes one job (the try writes nothing before its call's end).
       const taker = new Worker<ActionJobData>(QUEUE_NAMES.actions, null, {
         connection: redis,
         prefix,
       });
-      try {
-        const job = await taker.getNextJob('taker-token');
-        expect(job?.id).toBe(actionJobId(id, 'notify_customer'));
-        expect((await outcomes.get(id))?.actions.map((a) => a.state)).toEqual([
-          'waiting',
-          'waiting',
-        ]);
+      const read = async () => {
         const response = await get(`/api/webhooks/${id}`);
         const body = response.body as {
           state: string;
           actions: { name: string; state: string; attempts: number }[];
         };
-        expect(body.state).toBe('processing');
-        expect(body.actions.map(({ name, state, attempts }) => [name, state, attempts])).toEqual([
-          ['notify_customer', 'active', 1],
-          ['lock_price', 'waiting', 0],
+        return [
+          body.state,
+          body.actions.map(({ name, state, attempts }) => [name, state, attempts]),
+        ];
+      };
+      try {
+        // Active in BullMQ; the record has no start yet (the worker has not begun the try).
+        const job = await taker.getNextJob('taker-token');
+        expect(job?.id).toBe(actionJobId(id, 'notify_customer'));
+        expect(await read()).toEqual([
+          'queued',
+          [
+            ['notify_customer', 'waiting', 0],
+            ['lock_price', 'waiting', 0],
+          ],
+        ]);
+        // The worker's start, as it writes it before the call.
+        await outcomes.started(id, 'notify_customer');
+        expect(await read()).toEqual([
+          'processing',
+          [
+            ['notify_customer', 'active', 1],
+            ['lock_price', 'waiting', 0],
+          ],
         ]);
         await job?.moveToCompleted('done', 'taker-token', false);
       } finally {

@@ -24,7 +24,7 @@ beforeAll(() => {
           const { webhook_id: webhookId, action } = job.data;
           if (await outcomes.get(webhookId)) {
             await outcomes.started(webhookId, action);
-            await outcomes.settled(webhookId, action, 'failed', 'POST /x answered 400');
+            await outcomes.failed(webhookId, action, 'failed', 'POST /x answered 400');
           }
           throw new UnrecoverableError('POST /x answered 400');
         },

@@ -57,8 +57,14 @@ export function parseChange([id, flat]: StreamEntry): RecordChange[] {
     }
     case COMPLETION_KIND: {
       const done = data as Partial<CompletionEntry> | null;
-      if (!done?.webhook_id || !done.action || !done.started_at || !done.finished_at) {
-        throw new Error(`entry ${id}: a completion without its webhook, action or times`);
+      if (
+        !done?.webhook_id ||
+        !done.action ||
+        !done.started_at ||
+        !done.finished_at ||
+        !Number.isInteger(done.attempt)
+      ) {
+        throw new Error(`entry ${id}: a completion without its webhook, action, attempt or times`);
       }
       return [
         {
@@ -66,10 +72,9 @@ export function parseChange([id, flat]: StreamEntry): RecordChange[] {
           seq,
           at,
           webhook_id: done.webhook_id,
-          // The first call, which nothing counted before (`OutcomeStore.settled`).
           attempt: {
             action: done.action,
-            attempt: 1,
+            attempt: done.attempt ?? 0,
             started_at: done.started_at,
             finished_at: done.finished_at,
             outcome: 'completed',

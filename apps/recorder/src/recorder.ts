@@ -24,7 +24,7 @@ import type { PartitionEntry } from './record-streams.js';
 
 /** What the recorder needs of the record store. */
 export interface RecordWriter {
-  /** Returns the webhooks now completed whose hot records can go (`RecordStore.writeBatch`). */
+  /** Returns the webhooks now finished for good whose hot records can go (`RecordStore.writeBatch`). */
   writeBatch(changes: RecordChange[]): Promise<string[]>;
   writeIngressCounts(rows: IngressCountRow[]): Promise<void>;
   purge(options: { retentionDays: number }): Promise<unknown>;
@@ -37,7 +37,7 @@ export interface RecorderSettings {
   /** This process's name in the consumer group. */
   consumer: string;
   retentionDays: number;
-  /** `RECORD_TTL_SECONDS`: how long a completed webhook's hot record stays (`HotRecords`). */
+  /** `RECORD_TTL_SECONDS`: how long a finished webhook's hot record stays once stored (`HotRecords`). */
   recordTtlSeconds: number;
   /** Most changes per batch. @defaultValue 500 */
   batchSize?: number;
@@ -144,9 +144,9 @@ export class Recorder {
   private async write(entries: PartitionEntry[]): Promise<void> {
     const { changes, refused } = parseAll(entries);
     const all = changes.flatMap(({ changes: parsed }) => parsed);
-    let completed: string[];
+    let finished: string[];
     try {
-      completed = await this.store.writeBatch(all);
+      finished = await this.store.writeBatch(all);
     } catch (error) {
       // The store away: the batch waits, pending. Else it refused something in it: find what.
       if (isStoreUnavailable(error)) throw error;
@@ -156,14 +156,11 @@ export class Recorder {
       );
       const oneByOne = await this.writeOneByOne(changes);
       refused.push(...oneByOne.refused);
-      completed = oneByOne.completed;
+      finished = oneByOne.finished;
     }
     if (refused.length > 0) await this.setAside(refused);
     // Before the changes leave the stream: a recorder stopped in between writes them again.
-    await this.hot.write(
-      all.filter((change) => change.kind === 'completion'),
-      completed,
-    );
+    await this.hot.shorten(finished);
     await this.streams.done(entries.map(({ partition, entry }) => ({ partition, id: entry[0] })));
     this.metrics?.written.inc(entries.length - refused.length);
     this.metrics?.batches.inc({ outcome: 'written' });
@@ -171,16 +168,16 @@ export class Recorder {
 
   /**
    * Each entry's changes on their own; returns the entries the store refused alone, and the
-   * webhooks the others completed.
+   * webhooks the others finished.
    */
   private async writeOneByOne(
     changes: ParsedEntry[],
-  ): Promise<{ refused: RefusedChange[]; completed: string[] }> {
+  ): Promise<{ refused: RefusedChange[]; finished: string[] }> {
     const refused: RefusedChange[] = [];
-    const completed: string[] = [];
+    const finished: string[] = [];
     for (const { partition, entry, changes: parsed } of changes) {
       try {
-        completed.push(...(await this.store.writeBatch(parsed)));
+        finished.push(...(await this.store.writeBatch(parsed)));
       } catch (error) {
         // The store went away meanwhile: the whole batch waits (what was written is written
         // again later, which changes nothing).
@@ -188,7 +185,7 @@ export class Recorder {
         refused.push({ id: entry[0], fields: entry[1] ?? [], error, partition });
       }
     }
-    return { refused, completed };
+    return { refused, finished };
   }
 
   /** Kept apart, with the store's reasons, before they are deleted from the stream. */

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Cluster } from 'ioredis';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, test, vi } from 'vitest';
-import { IngressCounts, keys, OutcomeStore, Partitions, recordStreamKey } from '@pw/shared';
+import { IngressCounts, keys, noCall, OutcomeStore, Partitions, recordStreamKey } from '@pw/shared';
 import { PrivateRedisCluster, startIntake } from '@pw/test-utils';
 import { Recorder } from '../src/recorder.js';
 import { job, log, recorderHarness, schemaStore } from './harness.js';
@@ -55,8 +55,8 @@ test('writes the webhooks of 12 partitions spread over 3 masters, trims every st
     const accepted = job(['notify_customer'], { webhook_id: partitions.newWebhookId(index) });
     await intake.add(accepted);
     const outcomes = new OutcomeStore(client, { queuePrefix: prefix, recordTtlSeconds: 600 });
-    await outcomes.started(accepted.webhook_id, 'notify_customer');
-    await outcomes.settled(accepted.webhook_id, 'notify_customer', 'completed');
+    const attempts = await outcomes.started(accepted.webhook_id, 'notify_customer');
+    await outcomes.completed(accepted.webhook_id, 'notify_customer', noCall(), attempts);
     ids.push(accepted.webhook_id);
   }
 

@@ -128,11 +128,8 @@ export async function completeWebhook(
   accepted: WebhookJobData,
 ): Promise<WebhookJobData> {
   await harness.intake.add(accepted);
-  await harness.outcomes.started(accepted.webhook_id, 'notify_customer');
-  await harness.outcomes.settled(accepted.webhook_id, 'notify_customer', 'completed', undefined, {
-    started_at: accepted.received_at,
-    status: 200,
-    duration_ms: 1,
-  });
+  const attempts = await harness.outcomes.started(accepted.webhook_id, 'notify_customer');
+  const timing = { started_at: accepted.received_at, status: 200, duration_ms: 1 };
+  await harness.outcomes.completed(accepted.webhook_id, 'notify_customer', timing, attempts);
   return accepted;
 }

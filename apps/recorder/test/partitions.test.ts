@@ -39,12 +39,9 @@ async function completeIn(
   const accepted = job(['notify_customer'], { webhook_id: partitions.newWebhookId(index) });
   const outcomes = byPartition[index]!;
   await intake.add(accepted);
-  await outcomes.started(accepted.webhook_id, 'notify_customer');
-  await outcomes.settled(accepted.webhook_id, 'notify_customer', 'completed', undefined, {
-    started_at: accepted.received_at,
-    status: 200,
-    duration_ms: 1,
-  });
+  const attempts = await outcomes.started(accepted.webhook_id, 'notify_customer');
+  const timing = { started_at: accepted.received_at, status: 200, duration_ms: 1 };
+  await outcomes.completed(accepted.webhook_id, 'notify_customer', timing, attempts);
   return accepted.webhook_id;
 }
 

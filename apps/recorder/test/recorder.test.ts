@@ -38,7 +38,7 @@ test('an action answered 503, 503, then 200 has three attempts in its history', 
   });
   for (const status of [503, 503]) {
     await harness.outcomes.started(accepted.webhook_id, 'notify_customer');
-    await harness.outcomes.settled(
+    await harness.outcomes.failed(
       accepted.webhook_id,
       'notify_customer',
       'retrying',
@@ -46,14 +46,8 @@ test('an action answered 503, 503, then 200 has three attempts in its history', 
       timing(status),
     );
   }
-  await harness.outcomes.started(accepted.webhook_id, 'notify_customer');
-  await harness.outcomes.settled(
-    accepted.webhook_id,
-    'notify_customer',
-    'completed',
-    undefined,
-    timing(200),
-  );
+  const attempts = await harness.outcomes.started(accepted.webhook_id, 'notify_customer');
+  await harness.outcomes.completed(accepted.webhook_id, 'notify_customer', timing(200), attempts);
   await drained(harness);
 
   const stored = await store.webhook(accepted.webhook_id);
@@ -74,7 +68,7 @@ test('an action answered 503, 503, then 200 has three attempts in its history', 
   expect(history[2]?.error).toBeNull();
 });
 
-test('an action completed on its first call, written as one stream entry, reaches the store and then its record in Redis', async () => {
+test('a completed call is written to the record at once, reaches the store as its own change, and a later snapshot keeps it', async () => {
   const { store } = await schemaStore(harness);
   const { outcomes, redis, prefix } = harness;
   const accepted = job(['notify_customer', 'update_sales_opportunity']);
@@ -83,20 +77,31 @@ test('an action completed on its first call, written as one stream entry, reache
   const inFlightTtl = await redis.ttl(outcomeKey(prefix, id));
   const subscriber = newTestRedis();
   cleanups.push(() => subscriber.quit());
-  const announced: string[] = [];
-  subscriber.on('message', (_channel: string, message: string) => announced.push(message));
+  const seen: string[] = [];
+  // Each announcement read at once: the record must already hold what it announces.
+  subscriber.on('message', (_channel: string, message: string) => {
+    void redis.hget(outcomeKey(prefix, message), 'notify_customer:state').then((state) => {
+      seen.push(state ?? 'none');
+    });
+  });
   await subscriber.subscribe(channels.outcomeChanged(prefix));
-  // The worker's common path: the first call, uncounted at its start, completed.
+  // The worker's common path: the call counted at its start, completed.
   const timing = { started_at: new Date().toISOString(), status: 200, duration_ms: 3 };
-  await outcomes.settled(id, 'notify_customer', 'completed', undefined, timing, true);
-  expect(await redis.hget(outcomeKey(prefix, id), 'notify_customer:state')).toBe('waiting');
-  // Announced, for `send --wait` and the tests' waits, which read it off the finished job.
-  await expect.poll(() => announced).toEqual([id]);
-  // The other action retries, then completes: its snapshots still have the first one waiting.
+  const attempts = await outcomes.started(id, 'notify_customer');
+  expect(attempts).toBe(1);
+  await expect.poll(() => seen).toEqual(['active']);
+  await outcomes.completed(id, 'notify_customer', timing, attempts);
+  expect(await outcomes.get(id)).toMatchObject({
+    state: 'processing',
+    actions: [{ state: 'completed', attempts: 1, last_error: null }, { state: 'waiting' }],
+  });
+  await expect.poll(() => seen).toEqual(['active', 'completed']);
+  // The other action retries, then completes: its snapshots have the first one completed.
   await outcomes.started(id, 'update_sales_opportunity');
-  await outcomes.settled(id, 'update_sales_opportunity', 'retrying', 'http_503', timing);
-  await outcomes.started(id, 'update_sales_opportunity');
-  await outcomes.settled(id, 'update_sales_opportunity', 'completed', undefined, timing);
+  await outcomes.failed(id, 'update_sales_opportunity', 'retrying', 'http_503', timing);
+  const second = await outcomes.started(id, 'update_sales_opportunity');
+  await outcomes.completed(id, 'update_sales_opportunity', timing, second);
+  // Kept as long as in flight until the store has the webhook finished.
   expect(await redis.ttl(outcomeKey(prefix, id))).toBe(inFlightTtl);
 
   await startRecorder(harness, store, { recordTtlSeconds: 60 });
@@ -104,23 +109,24 @@ test('an action completed on its first call, written as one stream entry, reache
   const stored = await store.webhook(id);
   expect(stored).toMatchObject({ state: 'completed' });
   expect(stored?.finished_at).not.toBeNull();
-  const [first, second] = stored?.actions ?? [];
+  const [first, other] = stored?.actions ?? [];
   expect(first).toMatchObject({ state: 'completed', attempts: 1, last_error: null });
   expect(first?.history.map(({ attempt, outcome, status }) => [attempt, outcome, status])).toEqual([
     [1, 'completed', 200],
   ]);
-  expect(second).toMatchObject({ state: 'completed', attempts: 2 });
-  // Redis's record says so too, and is kept RECORD_TTL_SECONDS from now on.
-  const hot = await outcomes.get(id);
-  expect(hot?.state).toBe('completed');
-  expect(hot?.actions[0]).toMatchObject({ state: 'completed', attempts: 1 });
-  expect(await redis.hget(outcomeKey(prefix, id), 'notify_customer:state')).toBe('completed');
+  expect(other).toMatchObject({ state: 'completed', attempts: 2 });
+  expect(other?.history.map(({ attempt, outcome }) => [attempt, outcome])).toEqual([
+    [1, 'retrying'],
+    [2, 'completed'],
+  ]);
+  // The recorder wrote no field of Redis's record, and shortened it to RECORD_TTL_SECONDS.
+  expect(await outcomes.get(id)).toMatchObject({ state: 'completed' });
   const ttl = await redis.ttl(outcomeKey(prefix, id));
   expect(ttl).toBeGreaterThan(0);
   expect(ttl).toBeLessThanOrEqual(60);
-  // Counted once in its minute's completed actions, beside the other action's count.
+  // Counted once each in its minute's completed actions, by the worker.
   const minutes = new Set(
-    [first?.completed_at, second?.completed_at].map((at) => countMinute(new Date(at ?? ''))),
+    [first?.completed_at, other?.completed_at].map((at) => countMinute(new Date(at ?? ''))),
   );
   let completed = 0;
   for (const minute of minutes) {
@@ -149,7 +155,8 @@ test('an event older than one its entity had is stale in the store, though its a
   await harness.intake.add(older);
   const timing = { started_at: new Date().toISOString(), status: 200, duration_ms: 1 };
   for (const { webhook_id: id } of [newer, older]) {
-    await harness.outcomes.settled(id, 'notify_customer', 'completed', undefined, timing, true);
+    const attempts = await harness.outcomes.started(id, 'notify_customer');
+    await harness.outcomes.completed(id, 'notify_customer', timing, attempts);
   }
   await startRecorder(harness, store);
   await drained(harness);
@@ -182,7 +189,7 @@ test('a store that answers but cannot write (disk full) keeps the batch pending:
 
 test('a change to a record Redis no longer holds is refused: no half record, nothing sent to the store', async () => {
   await harness.outcomes.started('wh_gone00000000000000000', 'notify_customer');
-  await harness.outcomes.settled(
+  await harness.outcomes.failed(
     'wh_gone00000000000000000',
     'notify_customer',
     'failed',

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { expect, test } from 'vitest';
 import { RecordStore } from '@pw/records';
-import { AuditLog, IngressCounts, recordStreamKey, RejectedChanges } from '@pw/shared';
+import { AuditLog, IngressCounts, noCall, recordStreamKey, RejectedChanges } from '@pw/shared';
 import { freePort } from '@pw/test-utils';
 import { RecorderMetrics } from '../src/metrics.js';
 import {
@@ -61,11 +61,11 @@ test('a change PostgreSQL refuses alone (an index entry over its size limit) is 
 
   const rejected = new RejectedChanges(harness.redis, harness.prefix);
   const { rejected: listed } = await rejected.list({ limit: 10 });
-  // Both changes of the poisoned webhook (its intake and its action's completion), newest first.
-  const refused = { webhook_id: poison.webhook_id, error: { code: '54000' } };
+  // Both changes of the poisoned webhook (its intake, and its action's completion, which needs
+  // the webhook's row), newest first.
   expect(listed).toMatchObject([
-    { kind: 'outcome', ...refused },
-    { kind: 'webhook', ...refused },
+    { kind: 'completed', webhook_id: poison.webhook_id },
+    { kind: 'webhook', webhook_id: poison.webhook_id, error: { code: '54000' } },
   ]);
   expect(await metric(metrics, 'record_changes_rejected_total')).toBe(2);
   expect(await metric(metrics, 'record_changes_set_aside')).toBe(2);
@@ -97,7 +97,17 @@ test('a re-driven change keeps its place: a webhook change refused and re-driven
   const accepted = job(['notify_customer'], {
     event: { quote_id: 'Q-marked', customer_id: 'C-1', status: 'approved', refuse: 'yes' },
   });
-  await completeWebhook(harness, accepted);
+  // A first call that fails: its change (the whole record after it) brings the webhook's row.
+  const { outcomes } = harness;
+  await harness.intake.add(accepted);
+  await outcomes.started(accepted.webhook_id, 'notify_customer');
+  await outcomes.failed(accepted.webhook_id, 'notify_customer', 'retrying', 'http_503');
+  await outcomes.completed(
+    accepted.webhook_id,
+    'notify_customer',
+    noCall(),
+    await outcomes.started(accepted.webhook_id, 'notify_customer'),
+  );
   await drained(harness);
   const rejected = new RejectedChanges(harness.redis, harness.prefix);
   expect(await rejected.count()).toBe(1);

@@ -1,7 +1,7 @@
 // `npm run send --wait` with QUEUE_PARTITIONS=4: each webhook is awaited in its own partition,
 // from its outcome record there and that partition's change channel.
 import { expect, test, vi } from 'vitest';
-import { channels, isFinished, OutcomeStore, Partitions } from '@pw/shared';
+import { channels, isFinished, noCall, OutcomeStore, Partitions } from '@pw/shared';
 import type { WebhookJobData } from '@pw/shared';
 import { redisPerTest, startIntake } from '@pw/test-utils';
 import { awaitOutcomes } from '../src/await-outcomes.js';
@@ -44,8 +44,8 @@ test('waits for a webhook of partition 2 in its partition, and passes over answe
       queuePrefix: partitions.prefix(2),
       recordTtlSeconds: 60,
     });
-    await store.started(ack.webhook_id, 'notify_customer');
-    await store.settled(ack.webhook_id, 'notify_customer', 'completed');
+    const attempts = await store.started(ack.webhook_id, 'notify_customer');
+    await store.completed(ack.webhook_id, 'notify_customer', noCall(), attempts);
     expect((await first).value).toMatchObject({
       webhook_id: ack.webhook_id,
       state: 'completed',

@@ -113,9 +113,8 @@ export async function processAction(
     jobId: job.id ?? webhookId,
     order: job.timestamp,
     start: !limited && !('error' in call),
-    // A replayed job starts afresh in BullMQ, but its record counts calls already.
+    // A replayed job starts afresh in BullMQ, but it has a place in its circuit's line.
     firstStart: job.attemptsStarted <= 1 && !job.data.replayed,
-    stalled: job.stalledCounter > 0,
   });
   if (begun.stale) return skip(job, run, deps, 'stale');
   const { admission } = begun;
@@ -152,7 +151,7 @@ async function hold(
   deps: ActionProcessorDeps,
   admission: { delayMs: number; newly: boolean; wake?: Wake },
   token: string | undefined,
-  failed?: { error: unknown; timing: AttemptTiming; countCall: boolean; recovering?: boolean },
+  failed?: { error: unknown; timing: AttemptTiming; recovering?: boolean },
 ): Promise<never> {
   const { webhook_id: webhookId, action } = job.data;
   if (admission.wake) deps.circuits.wake(run.circuit, admission.wake);
@@ -160,13 +159,7 @@ async function hold(
     // What is written about the hold must not cost the action an attempt.
     await Promise.all([
       failed
-        ? deps.outcomes.held(
-            webhookId,
-            action,
-            describe(failed.error),
-            failed.timing,
-            failed.countCall,
-          )
+        ? deps.outcomes.held(webhookId, action, describe(failed.error), failed.timing)
         : deps.outcomes.held(webhookId, action),
       job.log(
         `held: the circuit of ${run.circuit} is open; no attempt is spent, the job runs once a probe gets an answer`,
@@ -260,12 +253,7 @@ async function callAction(
   job: Job<ActionJobData>,
   run: Try,
   deps: ActionProcessorDeps,
-  {
-    admission,
-    call,
-    started: startedAlready,
-    countsAtEnd,
-  }: { admission: Admission; call: Call; started: boolean; countsAtEnd: boolean },
+  { admission, call, counted }: { admission: Admission; call: Call; counted: number },
   token: string | undefined,
 ): Promise<Outcome> {
   const { webhook_id: webhookId, action, event } = job.data;
@@ -280,13 +268,11 @@ async function callAction(
       duration_ms: Math.round(performance.now() - started.ms),
     };
   };
-  // The call is made from here on: counted before it (`started`), unless its end counts it.
-  let calling = false;
   try {
     // Before the attempt is counted: an event that cannot fill the path makes no call.
     if ('error' in call) throw call.error;
-    if (!startedAlready && !countsAtEnd) await deps.outcomes.started(webhookId, action);
-    calling = true;
+    // Counted before it is made, in the record (the try's start counted it, or this does).
+    const attempts = counted || (await deps.outcomes.started(webhookId, action));
     const outcome = await run.definition.handler(event, {
       webhookId,
       action,
@@ -306,23 +292,16 @@ async function callAction(
         .leave(run.circuit, job, 'succeeded')
         .catch((error: unknown) => run.log.warn({ err: error }, 'circuit not told of the answer'));
     }
-    const completedAt = await deps.outcomes.settled(
-      webhookId,
-      action,
-      'completed',
-      undefined,
-      timing(outcome.status),
-      countsAtEnd,
-    );
+    await deps.outcomes.completed(webhookId, action, timing(outcome.status), attempts);
     deps.metrics.actions.inc({ action, outcome: 'completed' });
     // Asked first: the child logger itself (its bindings serialized and redacted) is the cost.
     if (deps.log.isLevelEnabled('info'))
       run.log.info({ status: outcome.status }, 'action completed');
-    return { ...outcome, completed_at: completedAt };
+    return outcome;
   } catch (error) {
     stop();
     const result = circuitResult(error);
-    const failed = { error, timing: timing(httpStatus(error)), countCall: countsAtEnd && calling };
+    const failed = { error, timing: timing(httpStatus(error)) };
     // A refusal on a clean circuit of a job with no failures there has nothing to report.
     if (result !== 'refused' || reportAnswers) {
       const after = await deps.circuits.leave(run.circuit, job, result);
@@ -344,7 +323,7 @@ async function holdAfterFailure(
   job: Job<ActionJobData>,
   run: Try,
   deps: ActionProcessorDeps,
-  failed: { error: unknown; timing: AttemptTiming; countCall: boolean; recovering: boolean },
+  failed: { error: unknown; timing: AttemptTiming; recovering: boolean },
   token: string | undefined,
 ): Promise<never> {
   const again = await deps.circuits.enter(run.circuit, job, true);
@@ -372,14 +351,14 @@ async function recordFailure(
   error: unknown,
   run: Try,
   deps: ActionProcessorDeps,
-  { timing, countCall }: { timing: AttemptTiming; countCall: boolean },
+  { timing }: { timing: AttemptTiming },
 ): Promise<Error> {
   const { webhook_id: webhookId, action } = job.data;
   const final = error instanceof PermanentError || run.attempt >= (job.opts.attempts ?? 1);
   const state = final ? 'failed' : 'retrying';
   // Failed for good, it waits for the circuit no more: its failures there are forgotten.
   if (final) await deps.circuits.forget(run.circuit, job).catch(() => undefined);
-  await deps.outcomes.settled(webhookId, action, state, describe(error), timing, countCall);
+  await deps.outcomes.failed(webhookId, action, state, describe(error), timing);
   deps.metrics.actions.inc({ action, outcome: state });
   run.log.warn({ err: error, final }, final ? 'action failed' : 'action will be retried');
   return keptError(error);

@@ -16,7 +16,8 @@ const ACTION_START = luaCommand({
 });
 
 interface StartCommands {
-  pwActionStart(...args: (string | number)[]): Promise<'stale' | 'started' | 'fresh'>;
+  /** 'stale', 'fresh', or the action's attempts counted with the call's start (0: no record). */
+  pwActionStart(...args: (string | number)[]): Promise<'stale' | 'fresh' | number>;
 }
 
 /** What one action's try is about to do. */
@@ -38,21 +39,13 @@ export interface TryStart {
    * and never stalled, so it has no failures against the target and no place in its line.
    */
   firstStart?: boolean;
-  /**
-   * The job stalled before (`stalledCounter` > 0): a first try whose worker stopped during its
-   * call may have made it uncounted (see `countsAtEnd`), so a start finding no attempt counted
-   * for the action counts that one too.
-   */
-  stalled?: boolean;
 }
 
 /**
- * A try's start: stale, or the circuit's admission and whether the call was counted started.
- * `countsAtEnd`: nothing was written, and the call, when made, is counted by the change that
- * records its end (a first try through a clean circuit: one write per try).
+ * A try's start: stale, or the circuit's admission and, when the call was counted started, the
+ * action's attempts with it (`counted`; 0 when it was not, or the record is gone).
  */
-export type StartResult =
-  { stale: true } | { stale: false; admission: Admission; started: boolean; countsAtEnd: boolean };
+export type StartResult = { stale: true } | { stale: false; admission: Admission; counted: number };
 
 /** A call through a closed and clean circuit: nothing to report unless it fails. */
 const UNTRACKED: Admission = { kind: 'call', tracked: false, report: false };
@@ -61,8 +54,9 @@ const UNTRACKED: Admission = { kind: 'call', tracked: false, report: false };
  * The start of a try: out-of-order check, the circuit's admission, the call's start in the record.
  * The circuit lives on the shared keys and the rest in the webhook's partition (two slots in a
  * Redis Cluster), so they are two commands; a job's first start on a circuit this process's copy
- * knows closed and clean needs no circuit command at all: one command in the partition, and no
- * write to the shared keys (docs/reliability-and-security.md, the circuit breaker).
+ * knows closed and clean needs no circuit command at all: one command in the partition (the check
+ * and the start), and no write to the shared keys (docs/reliability-and-security.md, the circuit
+ * breaker).
  */
 export class ActionStart {
   private readonly redis: RedisClient & StartCommands;
@@ -80,11 +74,10 @@ export class ActionStart {
 
   async begin(start: TryStart): Promise<StartResult> {
     if (start.firstStart && this.copy?.clean(start.circuit)) {
-      // Nothing written: a read for the out-of-order check, and the call counted at its end.
-      if (start.staleAfter !== undefined && (await this.newest(start)) > start.staleAfter) {
-        return { stale: true };
-      }
-      return { stale: false, admission: UNTRACKED, started: false, countsAtEnd: start.start };
+      // No circuit command: the out-of-order check and the call's start in one command.
+      const begun = await this.inPartition(start, start.staleAfter, start.start);
+      if (begun === 'stale') return { stale: true };
+      return { stale: false, admission: UNTRACKED, counted: typeof begun === 'number' ? begun : 0 };
     }
     // The check first: a stale job is skipped, never held or made the probe.
     if (start.staleAfter !== undefined) {
@@ -94,19 +87,9 @@ export class ActionStart {
     }
     const admission = await this.circuits.enter(start.circuit, start.jobId, start.order);
     const through = admission.kind === 'call' || admission.kind === 'probe';
-    if (!start.start || !through) {
-      return { stale: false, admission, started: false, countsAtEnd: false };
-    }
-    await this.inPartition(start, undefined, true);
-    return { stale: false, admission, started: true, countsAtEnd: false };
-  }
-
-  /** The time of the entity's newest event (epoch ms), -1 when none is kept. */
-  private async newest(start: TryStart): Promise<number> {
-    const kept = await this.redis.get(
-      keys.latest(this.prefix, start.eventType, start.entityId ?? ''),
-    );
-    return kept === null ? -1 : Number(kept);
+    if (!start.start || !through) return { stale: false, admission, counted: 0 };
+    const begun = await this.inPartition(start, undefined, true);
+    return { stale: false, admission, counted: typeof begun === 'number' ? begun : 0 };
   }
 
   /** The check (with `staleAfter`) and the start (`start`) in the partition; one command. */
@@ -114,7 +97,7 @@ export class ActionStart {
     start: TryStart,
     staleAfter: number | undefined,
     begin: boolean,
-  ): Promise<'stale' | 'started' | 'fresh'> {
+  ): Promise<'stale' | 'fresh' | number> {
     if (staleAfter === undefined && !begin) return 'fresh';
     const change = this.outcomes.startedCommand(start.webhookId, start.action);
     return this.redis.pwActionStart(
@@ -122,7 +105,6 @@ export class ActionStart {
       ...change.keys,
       staleAfter ?? '',
       begin ? '1' : '0',
-      start.stalled ? '1' : '0',
       ...change.args,
     );
   }

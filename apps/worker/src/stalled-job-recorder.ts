@@ -23,7 +23,7 @@ export async function recordStalledFailure(
   if (!job?.deferredFailure) return;
   const { webhook_id: webhookId, action } = job.data;
   try {
-    await deps.outcomes.settled(webhookId, action, 'failed', error.message);
+    await deps.outcomes.failed(webhookId, action, 'failed', error.message);
     deps.metrics.actions.inc({ action, outcome: 'failed' });
     deps.log.error({ webhook_id: webhookId, action, job_id: job.id }, error.message);
   } catch (failure) {

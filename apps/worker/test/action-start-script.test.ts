@@ -69,8 +69,7 @@ describe('the action start script', () => {
     expect(result).toEqual({
       stale: false,
       admission: { kind: 'call', tracked: true, report: true },
-      started: true,
-      countsAtEnd: false,
+      counted: 1,
     });
     expect(await outcomes.get('wh_1')).toMatchObject({
       state: 'processing',
@@ -90,14 +89,14 @@ describe('the action start script', () => {
     expect(await redis.exists(`${prefix}:circuit:${TARGET}:in-flight`)).toBe(0);
     // Not checked without the event's time.
     const unchecked = await start.begin(attempt({ staleAfter: undefined }));
-    expect(unchecked).toMatchObject({ stale: false, started: true });
+    expect(unchecked).toMatchObject({ stale: false, counted: 1 });
   });
 
   it('holds the job, without starting it, while the circuit is open; starts nothing unless asked', async () => {
     await circuits.leave(TARGET, 'other-1', 'unavailable');
     await circuits.leave(TARGET, 'other-2', 'unavailable');
     const held = await start.begin(attempt());
-    expect(held).toMatchObject({ stale: false, started: false, admission: { kind: 'hold' } });
+    expect(held).toMatchObject({ stale: false, counted: 0, admission: { kind: 'hold' } });
     expect(await circuits.held(TARGET)).toEqual(['job-1']);
     expect((await outcomes.get('wh_1'))?.actions[0]).toMatchObject({
       state: 'waiting',
@@ -106,27 +105,13 @@ describe('the action start script', () => {
 
     await circuits.override(TARGET, 'closed');
     const asked = await start.begin(attempt({ start: false }));
-    expect(asked).toMatchObject({ admission: { kind: 'call' }, started: false });
+    expect(asked).toMatchObject({ admission: { kind: 'call' }, counted: 0 });
     expect((await outcomes.get('wh_1'))?.actions[0]).toMatchObject({ attempts: 0 });
   });
 });
 
-describe('the action start after a stall', () => {
-  it("counts a stalled first try's call, uncounted as its end never came, once, with the next try's", async () => {
-    // The first try (counted at its end) stopped with its worker: nothing counted yet.
-    expect(await start.begin(attempt({ stalled: true }))).toMatchObject({ started: true });
-    expect((await outcomes.get('wh_1'))?.actions[0]).toMatchObject({
-      state: 'active',
-      attempts: 2,
-    });
-    // A later stall finds the attempts counted: the next try counts only itself.
-    expect(await start.begin(attempt({ stalled: true }))).toMatchObject({ started: true });
-    expect((await outcomes.get('wh_1'))?.actions[0]).toMatchObject({ attempts: 3 });
-  });
-});
-
 describe("the action start with this process's copy of the circuits", () => {
-  it("lets a first try through a circuit this process's copy says is clean write nothing: its call is counted at its end", async () => {
+  it("lets a first try through a circuit this process's copy says is clean write its start alone, in one command", async () => {
     const subscriber = newTestRedis();
     const log = createLogger({ name: 'start-test', level: 'silent' });
     const copy = new CircuitCopy(redis, subscriber, {
@@ -145,30 +130,25 @@ describe("the action start with this process's copy of the circuits", () => {
       // admission takes it off, and a first start never asks it.
       const { held } = circuitKeysOf(TARGET);
       await redis.zadd(held, 1, 'job-1');
-      const before = await redis.hgetall(`${prefix}:outcome:wh_1`);
+      const circuitKeysBefore = await redis.keys(`${prefix}:circuit:*`);
       expect(await withCopy.begin(attempt({ firstStart: true }))).toEqual({
         stale: false,
         admission: { kind: 'call', tracked: false, report: false },
-        started: false,
-        countsAtEnd: true,
+        counted: 1,
       });
-      expect(await redis.hgetall(`${prefix}:outcome:wh_1`)).toEqual(before);
+      // The start is in the record (active, its call counted); nothing of the circuit written.
+      expect((await outcomes.get('wh_1'))?.actions[0]).toMatchObject({
+        state: 'active',
+        attempts: 1,
+        held: null,
+      });
+      expect((await redis.keys(`${prefix}:circuit:*`)).sort()).toEqual(circuitKeysBefore.sort());
       expect(await redis.zrange(held, '0', '-1')).toEqual(['job-1']);
-      // Its end is one entry of the record stream, the record left to the recorder.
-      const stream = recordStreamKey(prefix);
-      await redis.del(stream);
-      await outcomes.settled('wh_1', 'notify_crm', 'completed', undefined, undefined, true);
-      expect(await redis.hgetall(`${prefix}:outcome:wh_1`)).toEqual(before);
-      const entries = await redis.xrange(stream, '-', '+');
-      expect(entries).toHaveLength(1);
-      const [, fields] = entries[0]!;
-      expect(fields.slice(0, 2)).toEqual(['k', 'completed']);
-      expect(JSON.parse(fields[3]!)).toMatchObject({ webhook_id: 'wh_1', action: 'notify_crm' });
-      // Asked to count nothing at its end (an action with limits counts its call before it).
+      // Asked to start nothing (an action with limits counts its call once it has a slot).
       expect(await withCopy.begin(attempt({ firstStart: true, start: false }))).toMatchObject({
-        started: false,
-        countsAtEnd: false,
+        counted: 0,
       });
+      expect((await outcomes.get('wh_1'))?.actions[0]).toMatchObject({ attempts: 1 });
       expect(await withCopy.begin(attempt())).toMatchObject({ admission: { kind: 'call' } });
       expect(await redis.zrange(held, '0', '-1')).toEqual([]);
       // Stale all the same.

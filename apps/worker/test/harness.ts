@@ -76,6 +76,11 @@ export interface WorkerHarnessOptions {
   concurrency?: number;
   /** The Redis to run on. @defaultValue the tests' shared one */
   redisUrl?: string;
+  /**
+   * The worker's BullMQ connection's way to that Redis (a slow proxy, say), when not `redisUrl`:
+   * the outcome records are written through a connection of their own.
+   */
+  queueRedisUrl?: string;
   /** `redisUrl` names a Redis Cluster (`REDIS_CLUSTER`): the queue prefix is then a hash tag. */
   cluster?: boolean;
   /** The partner-API client, made with the harness's tokens. @defaultValue a `PartnerApi` */
@@ -131,7 +136,9 @@ export async function startWorkerHarness(
   const cluster = options.cluster ?? false;
   const prefix = cluster ? `{${uniquePrefix()}}` : uniquePrefix();
   const redisUrl = options.redisUrl ?? testRedisUrl();
-  const connection = createRedis(redisUrl, cluster, { maxRetriesPerRequest: null });
+  const connection = createRedis(options.queueRedisUrl ?? redisUrl, cluster, {
+    maxRetriesPerRequest: null,
+  });
   const client = createRedis(redisUrl, cluster, { maxRetriesPerRequest: 1 });
   const subscriber = duplicateRedis(client);
   const metrics = new WorkerMetrics();

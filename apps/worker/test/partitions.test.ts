@@ -85,8 +85,8 @@ describe('a worker over four partitions', { timeout: 60_000 }, () => {
           expect(await redis.exists(key)).toBe(other === partition ? 1 : 0);
         }
       }
-      // Every change to its webhooks' records (the intake's, each try's end, and a completion
-      // on its first call, which is an entry of its own) is on the partition's own stream.
+      // Every change to its webhooks' records (the intake's, each try's end, a completion being
+      // its action's change alone) is on the partition's own stream.
       const changed = await streamChanges(harness.partitions.prefix(partition));
       expect(new Set(changed.map(([, id]) => id))).toEqual(new Set(jobs.map((j) => j.webhook_id)));
       expect(changed.filter(([kind]) => kind === COMPLETION_KIND).length).toBeGreaterThan(0);

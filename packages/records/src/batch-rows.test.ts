@@ -47,7 +47,6 @@ describe('batchRows', () => {
   test('writes no rows for no changes', () => {
     expect(batchRows([])).toEqual({
       touched: [],
-      completedFirst: [],
       webhooks: [],
       actions: [],
       attempts: [],

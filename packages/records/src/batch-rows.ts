@@ -1,5 +1,5 @@
 import { boundedError, isFinished, waitingAction } from '@pw/shared';
-import type { AcceptedWebhookRecord, RecordChange, WebhookOutcome } from '@pw/shared';
+import type { AcceptedWebhookRecord, Problem, RecordChange, WebhookOutcome } from '@pw/shared';
 
 // Rows as the tables take them (jsonb_populate_recordset): keys are column names, `seq` a string
 // because JSON numbers lose a bigint's precision.
@@ -17,7 +17,7 @@ export interface WebhookRow {
   event: Record<string, unknown> | null;
   trace_id: string | null;
   /** A quarantined webhook's problems; null for any other. */
-  problems: { path: string; message: string }[] | null;
+  problems: Problem[] | null;
   seq: string;
 }
 
@@ -58,12 +58,9 @@ export interface AuditRow {
 export interface BatchRows {
   /**
    * Every webhook the batch changes: its state is worked out again from its actions' rows once
-   * they are written (`RECOMPUTE_STATES`), as the newest snapshot may not know of a completion
-   * that came as an action's own change.
+   * they are written (`RECOMPUTE_STATES`), as a completion comes as its action's change alone.
    */
   touched: { webhook_id: string; at: string }[];
-  /** The webhooks an action of which completed on its first call in this batch. */
-  completedFirst: string[];
   webhooks: WebhookRow[];
   actions: ActionRow[];
   attempts: AttemptRow[];
@@ -81,15 +78,10 @@ export function batchRows(changes: readonly RecordChange[]): BatchRows {
   const actions = new Map<string, ActionRow>();
   const attempts = new Map<string, AttemptRow>();
   const audit = new Map<string, AuditRow>();
-  const completedFirst = new Set<string>();
   // Each webhook's newest change's time: when it finished, if this batch finishes it.
   const touched = new Map<string, string>();
-  const setAction = (row: ActionRow) => {
-    const key = `${row.webhook_id}\n${row.name}`;
-    // A completion is final: a later snapshot that does not know of it leaves it as it is.
-    if (actions.get(key)?.state === 'completed' && row.state !== 'completed') return;
-    actions.set(key, row);
-  };
+  // Changes in order: each row ends with its newest change's fields.
+  const setAction = (row: ActionRow) => actions.set(`${row.webhook_id}\n${row.name}`, row);
   for (const change of [...changes].sort((a, b) => compare(a.seq, b.seq))) {
     const seq = change.seq.toString();
     if (change.kind === 'audit') {
@@ -101,7 +93,6 @@ export function batchRows(changes: readonly RecordChange[]): BatchRows {
       const [row, attempt] = completionRows(change, seq);
       setAction(row);
       attempts.set(`${row.webhook_id}\n${row.name}\n${seq}`, attempt);
-      completedFirst.add(change.webhook_id);
       continue;
     }
     const [webhook, actionRows] =
@@ -125,7 +116,6 @@ export function batchRows(changes: readonly RecordChange[]): BatchRows {
     touched: [...touched.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([webhook_id, at]) => ({ webhook_id, at })),
-    completedFirst: [...completedFirst].sort(),
     webhooks: sortedValues(webhooks),
     actions: sortedValues(actions),
     attempts: sortedValues(attempts),
@@ -195,7 +185,7 @@ function outcomeRows(outcome: WebhookOutcome, at: string, seq: string): [Webhook
 const webhookOf = (change: Extract<RecordChange, { kind: 'webhook' | 'outcome' }>): string =>
   change.kind === 'webhook' ? change.webhook.webhook_id : change.outcome.webhook_id;
 
-/** A `completion` change: its action completed on its first call, and that call. */
+/** A `completion` change: its action completed, and the call that completed it. */
 function completionRows(
   change: Extract<RecordChange, { kind: 'completion' }>,
   seq: string,

@@ -94,9 +94,9 @@ export class RecordStore {
 
   /**
    * Writes a batch of changes in one transaction. Idempotent, and never moves a record backwards:
-   * a row keeps the fields of the newest change (by `seq`) written to it, and an action's
-   * completion is final. Returns the webhooks now completed whose hot records the recorder
-   * shortens (`writeRows`).
+   * a row keeps the fields of the newest change (by `seq`) written to it. Returns the webhooks of
+   * the batch the store now has finished for good (completed or discarded), whose hot records the
+   * recorder shortens (`writeRows`).
    */
   async writeBatch(changes: readonly RecordChange[]): Promise<string[]> {
     if (changes.length === 0) return [];

@@ -38,17 +38,15 @@ on conflict (webhook_id, name) do update set
   state = excluded.state, attempts = excluded.attempts, last_error = excluded.last_error,
   completed_at = excluded.completed_at, skipped = excluded.skipped, held = excluded.held,
   seq = greatest(actions.seq, excluded.seq)
--- Newest wins, but a completion is final: an action that completed on its first call comes as a
--- change of its own, and a snapshot of the whole record made before the recorder copied it to
--- Redis (a later change of another action) still has it waiting.
-where (actions.seq < excluded.seq and (actions.state <> 'completed' or excluded.state = 'completed'))
-   or (excluded.state = 'completed' and actions.state <> 'completed')`;
+-- Newest wins: every change is in the stream after the hot record has it, so a later change
+-- (a snapshot of the whole record) knows of every earlier one.
+where actions.seq < excluded.seq`;
 
 /**
  * Each webhook the batch changed, its state worked out again from its actions' rows as
  * `webhookState` does (quarantined and discarded ones aside), with its finishing time set
- * once (the newest change's, $2) or cleared; returns those now completed that a first-call
- * completion of the batch touched ($3) or that this made completed.
+ * once (the newest change's, $2) or cleared; returns those of them now finished for good
+ * (completed, or discarded), whose hot records can go after `RECORD_TTL_SECONDS`.
  */
 const RECOMPUTE_STATES = `
 with derived as (
@@ -67,11 +65,12 @@ with derived as (
   from derived d join times t using (webhook_id)
   where w.webhook_id = d.webhook_id and w.state not in ('quarantined', 'discarded')
     and (w.state <> d.state or (w.finished_at is null) = d.finished)
-  returning w.webhook_id, w.state
+  returning w.webhook_id
 )
-select webhook_id from changed where state = 'completed'
+-- "changed" runs though unread: PostgreSQL runs a data-modifying WITH once, whole.
+select webhook_id from derived where state = 'completed'
 union
-select webhook_id from derived where state = 'completed' and webhook_id = any($3::text[])`;
+select webhook_id from webhooks where webhook_id = any($1::text[]) and state = 'discarded'`;
 
 const INSERT_ATTEMPTS = `
 insert into attempts select * from jsonb_populate_recordset(null::attempts, $1::jsonb)
@@ -106,9 +105,8 @@ export function storableJson(rows: unknown): string {
 
 /**
  * Writes a batch's rows, webhooks first (the other tables refer to them), then works out again
- * the states of the webhooks it changed; returns the webhooks now completed that a first-call
- * completion touched or that this made completed (their hot records can go after
- * `RECORD_TTL_SECONDS`).
+ * the states of the webhooks it changed; returns those now finished for good (their hot records
+ * can go after `RECORD_TTL_SECONDS`).
  */
 export async function writeRows(client: pg.ClientBase, rows: BatchRows): Promise<string[]> {
   const statements: [string, unknown[]][] = [
@@ -121,12 +119,11 @@ export async function writeRows(client: pg.ClientBase, rows: BatchRows): Promise
     if (tableRows.length > 0) await client.query(sql, [storableJson(tableRows)]);
   }
   if (rows.touched.length === 0) return [];
-  const { rows: completed } = await client.query<{ webhook_id: string }>(RECOMPUTE_STATES, [
+  const { rows: finished } = await client.query<{ webhook_id: string }>(RECOMPUTE_STATES, [
     rows.touched.map((row) => row.webhook_id),
     rows.touched.map((row) => row.at),
-    rows.completedFirst,
   ]);
-  return completed.map((row) => row.webhook_id);
+  return finished.map((row) => row.webhook_id);
 }
 
 /** Upserts minutes' running totals, one row per minute and code (the last one given wins). */

@@ -73,7 +73,7 @@ export function audit(seq: bigint, entry: Partial<AuditRecord> & { at: string })
   };
 }
 
-/** A `completion` change: `name` completed on its first call, at `at`. */
+/** A `completion` change: `name`'s first call completed, at `at`. */
 export const completion = (
   seq: bigint,
   at: string,

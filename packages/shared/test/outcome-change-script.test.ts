@@ -11,7 +11,6 @@ import { received, useScriptRedis } from './script-redis.js';
 // lua/outcome-change-3.lua on its own, against a real Redis.
 
 const r = useScriptRedis();
-const RECORD_TTL = 3600;
 
 interface Change {
   countAttempt?: string;
@@ -27,7 +26,13 @@ function change(c: Change) {
   const redis = withCommand<OutcomeChangeCommand>(r.redis, OUTCOME_CHANGE_COMMAND);
   return redis.pwOutcomeChange(
     ...[record(), `${r.prefix}:records`, `${r.prefix}:action-counts`],
-    ...[RECORD_TTL, `${r.prefix}:changes`, 'wh_1', c.countAttempt ?? '', c.remove ?? ''],
+    ...[
+      DEAD_LETTER_MIN_SECONDS,
+      `${r.prefix}:changes`,
+      'wh_1',
+      c.countAttempt ?? '',
+      c.remove ?? '',
+    ],
     ...[c.attempt ?? '', c.count ?? '', ...c.fields],
   );
 }
@@ -54,7 +59,7 @@ describe('the outcome change script', () => {
     );
   });
 
-  it('sets fields, counts the attempt, removes fields; a start (-) is not recorded but keeps the record', async () => {
+  it('sets fields, counts the attempt (answering the count), removes fields; a start (-) is not recorded but keeps the record', async () => {
     await twoActions();
     await r.redis.hset(record(), 'a:held', 'circuit_open', 'a:attempts', '2');
     await r.redis.expire(record(), 60);
@@ -65,7 +70,7 @@ describe('the outcome change script', () => {
       remove: 'a:held a:nothing',
       attempt: '-',
     };
-    expect(await change(started)).toBe(1);
+    expect(await change(started)).toBe(3);
     expect(await r.redis.hgetall(record())).toMatchObject({
       'a:state': 'active',
       'a:attempts': '3',
@@ -76,12 +81,15 @@ describe('the outcome change script', () => {
     expect(await received(messages)).toEqual(['wh_1']);
   });
 
-  it('keeps a finished record RECORD_TTL once every action completed, and records the change', async () => {
+  it('keeps a finished record as long as a dead letter (the recorder shortens it), and records the change', async () => {
     await twoActions();
-    await change({ fields: ['a:state', 'completed'], attempt: '{"n":1}', count: 'completed' });
+    await r.redis.expire(record(), 10);
+    expect(
+      await change({ fields: ['a:state', 'completed'], attempt: '{"n":1}', count: 'completed' }),
+    ).toBe(1);
     expect(await r.redis.ttl(record())).toBe(DEAD_LETTER_MIN_SECONDS);
     await change({ fields: ['b:state', 'completed'], attempt: '{"n":2}', count: 'completed' });
-    expect(await r.redis.ttl(record())).toBe(RECORD_TTL);
+    expect(await r.redis.ttl(record())).toBe(DEAD_LETTER_MIN_SECONDS);
     const entries = await streamEntries();
     expect(entries).toHaveLength(2);
     const [k, kind, d, snapshot, a, attempt] = entries[1]!;

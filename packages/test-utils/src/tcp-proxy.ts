@@ -16,8 +16,14 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
-/** Starts a proxy to `target`: every connection to it is piped to a connection of its own there. */
-export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+/**
+ * Starts a proxy to `target`: every connection to it is piped to a connection of its own there.
+ * `delayMs`: what a client sends reaches the server that much later, in order (a slow line).
+ */
+export async function startTcpProxy(
+  target: { host: string; port: number },
+  options: { delayMs?: number } = {},
+): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let through = true;
   const track = (socket: Socket) => {
@@ -36,7 +42,14 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     };
     client.on('error', end).on('close', end);
     upstream.on('error', end).on('close', end);
-    client.pipe(upstream).pipe(client);
+    const delayMs = options.delayMs ?? 0;
+    if (delayMs > 0) {
+      // Timers of one delay fire in the order they were set: the bytes keep their order.
+      client.on('data', (chunk) => setTimeout(() => upstream.write(chunk), delayMs));
+      upstream.pipe(client);
+    } else {
+      client.pipe(upstream).pipe(client);
+    }
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');

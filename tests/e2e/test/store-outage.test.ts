@@ -1,6 +1,8 @@
 // PostgreSQL stopped for a minute under load, through the real surface: npm start's apps against
-// a PostgreSQL of this test's own; webhooks keep being accepted and processed, and once it is back
-// every acknowledged webhook's record is in the store, completed.
+// a PostgreSQL of this test's own, RECORD_TTL_SECONDS much shorter than the outage; webhooks keep
+// being accepted and processed, an operator reading them meanwhile sees each completed action
+// completed (BullMQ has long removed its finished jobs), and once the store is back every
+// acknowledged webhook's record is in it, completed.
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,13 +19,15 @@ let system: RunningSystem;
 let postgres: EmbeddedPostgresServer;
 let dataDir: string;
 let port: number;
+/** RECORD_TTL_SECONDS: the outage lasts 12 times as long. */
+const TTL = 5;
 // The apps' password, the same after the restart: the apps keep their DATABASE_URL.
 const password = randomBytes(24).toString('hex');
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'pw-store-outage-'));
   port = await freePort();
   postgres = await startEmbeddedPostgres({ dataDir, port, password });
-  system = await startSystem({ DATABASE_URL: postgres.url });
+  system = await startSystem({ DATABASE_URL: postgres.url, RECORD_TTL_SECONDS: String(TTL) });
 }, 120_000);
 afterAll(async () => {
   await system.stop();
@@ -56,9 +60,25 @@ describe('the record store away for 60 s under load', { timeout: 240_000 }, () =
 
     await until(() => acked.length >= 20);
     await postgres.stop();
+    const beforeOutage = acked.length;
     // The outage itself: a minute, by the clock.
     await new Promise((resolve) => setTimeout(resolve, 60_000));
     const duringOutage = acked.length;
+    // Read as an operator would, the store still away: those taken in as it went, which it never
+    // had, done long ago (far more than RECORD_TTL_SECONDS), read completed with their calls.
+    for (const id of acked.slice(beforeOutage, beforeOutage + 20)) {
+      const response = await system.dashboard(`/api/webhooks/${id}`);
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as {
+        state: string;
+        actions: { state: string; attempts: number }[];
+      };
+      expect(body.state).toBe('completed');
+      for (const action of body.actions) {
+        expect(action).toMatchObject({ state: 'completed' });
+        expect(action.attempts).toBeGreaterThanOrEqual(1);
+      }
+    }
     postgres = await startEmbeddedPostgres({ dataDir, port, password });
     await until(() => acked.length >= duringOutage + 20);
     sending = false;

@@ -19,12 +19,6 @@ export interface ActionContext {
 
 export interface Outcome {
   status: number;
-  /**
-   * When the action completed, as its outcome record says (set by the processor, kept in the
-   * job's return value): readers take a first-call completion from there until the recorder has
-   * written it to the record (`OutcomeStore.get`).
-   */
-  completed_at?: string;
 }
 
 /** What an action does with one event. */

@@ -11,24 +11,15 @@
 
       ARGV[1]  the event's time in ms ('': not checked)
       ARGV[2]  '1' to start the call
-      ARGV[3]  '1' when the job stalled before: if no attempt of the action is counted yet, its
-               first try (counted at its end) stopped with its worker, maybe after its call, and
-               counts as one
-      ARGV[4...] the arguments of `outcome-change-3.lua`
+      ARGV[3...] the change that starts it (includes/outcomeChange)
 
     Output:
-      'stale' when a newer event for the entity came first (nothing else done), 'started' when
-      the call was started (counted in the record), else 'fresh'
+      'stale' when a newer event for the entity came first (nothing else done); when the call
+      was started, the action's attempts counted with it (0: the record is gone); else 'fresh'
 ]]
 --- @include "includes/outcomeChange"
 if ARGV[1] ~= '' and tonumber(redis.call('GET', KEYS[1]) or '-1') > tonumber(ARGV[1]) then
   return 'stale'
 end
 if ARGV[2] ~= '1' then return 'fresh' end
-local change = {unpack(ARGV, 4)}
-if ARGV[3] == '1' and change[4] ~= '' and redis.call('EXISTS', KEYS[2]) == 1
-    and tonumber(redis.call('HGET', KEYS[2], change[4]) or '0') == 0 then
-  redis.call('HINCRBY', KEYS[2], change[4], 1)
-end
-outcomeChange({unpack(KEYS, 2)}, change)
-return 'started'
+return outcomeChange(KEYS[2], KEYS[3], KEYS[4], outcomeChangeArgs(ARGV, 3))

@@ -153,7 +153,7 @@ export const commonEnv = {
 /** `RECORD_TTL_SECONDS`: the ingress, the worker, the recorder and the dashboard read it. */
 export const recordTtlEnv = envInt(3600, { min: 1 }).meta({
   description:
-    'how long finished jobs and hot outcome records stay in Redis (seconds); the record store keeps the history, and dead letters stay at least 7 days',
+    'how long finished jobs, and hot outcome records once the record store has them finished, stay in Redis (seconds); the record store keeps the history, and dead letters stay at least 7 days',
   default: '`3600` (1 hour)',
 });
 

@@ -64,7 +64,7 @@ if ARGV[9] ~= '' then
 end
 redis.call('EXPIRE', KEYS[2], math.max(tonumber(ARGV[3]), ${DEAD_LETTER_MIN_SECONDS}))
 -- Said in the entry too: a webhook whose actions all complete on their first call has no other
--- change that would tell the record store.
+-- change that would tell the record store (a completion is its action's change alone).
 if stale then
   redis.call('XADD', KEYS[3], '*', 'k', 'webhook', 'd', ARGV[6], 's', '1')
 else

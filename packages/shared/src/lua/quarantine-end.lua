@@ -23,7 +23,7 @@
       KEYS[5] the mark that the webhook's quarantine ended
       KEYS[6...] the deduplication keys of the release's action jobs
 
-      ARGV[1] seconds to keep a finished record (`RECORD_TTL_SECONDS`)
+      ARGV[1] seconds to keep the record at least (a dead letter's)
       ARGV[2] the change channel
       ARGV[3] the webhook id
       ARGV[4] `release` or `discard`
@@ -64,6 +64,6 @@ if ARGV[4] == 'release' then
     end
   end
 end
--- Kept while an action is to run, as long as a dead letter; `RECORD_TTL_SECONDS` once finished.
-outcomeSnapshot(KEYS, ARGV, '', nil)
+-- Kept as long as a dead letter until the recorder has the webhook's end in the record store.
+outcomeSnapshot(KEYS[1], KEYS[2], tonumber(ARGV[1]), ARGV[2], ARGV[3], '', nil)
 return 1

@@ -1,11 +1,6 @@
 import { SHARED_LUA } from '../lua/lua-files.js';
 import { luaCommand } from '../lua/lua-script.js';
-import {
-  ACTION_COUNTS_KEEP_SECONDS,
-  channels,
-  DEAD_LETTER_MIN_SECONDS,
-  keys,
-} from '../queue/queues.js';
+import { ACTION_COUNTS_KEEP_SECONDS, channels, deadLetterSeconds, keys } from '../queue/queues.js';
 import type { ActionCount } from '../queue/queues.js';
 import { recordStreamKey } from '../records/record-changes.js';
 import type { AttemptOutcome, AttemptRecord } from '../records/record-changes.js';
@@ -15,7 +10,7 @@ import type { OutcomeStoreSettings } from './outcome-keys.js';
 import { countMinuteNow, isoNow } from './time-stamps.js';
 
 /** The constants of `outcomeChange` (lua/includes/outcomeChange.lua), for every script with it. */
-export const OUTCOME_CHANGE_CONSTANTS = { ACTION_COUNTS_KEEP_SECONDS, DEAD_LETTER_MIN_SECONDS };
+export const OUTCOME_CHANGE_CONSTANTS = { ACTION_COUNTS_KEEP_SECONDS };
 
 /** One change to an outcome record (lua/outcome-change-3.lua). */
 export const OUTCOME_CHANGE_COMMAND = luaCommand({
@@ -26,7 +21,8 @@ export const OUTCOME_CHANGE_COMMAND = luaCommand({
 });
 
 export interface OutcomeChangeCommand {
-  pwOutcomeChange(...args: (string | number)[]): Promise<0 | 1>;
+  /** The action's attempts after the change when it counted one, else 1; 0: the record is gone. */
+  pwOutcomeChange(...args: (string | number)[]): Promise<number>;
 }
 
 /** How a call ended, as the action processor saw it: the rest of an `AttemptRecord`. */
@@ -54,9 +50,10 @@ export interface ChangeCall {
 }
 
 /**
- * The keys and arguments of `outcomeChange` that set the action's `fields` (and the webhook's
- * `record` fields), remove the `remove` fields, count an attempt when `countAttempt`, add one to
- * this minute's `count` (the console's trends), and append the record after the change (and the
+ * The keys and arguments of `outcomeChange` (lua/includes/outcomeChange.lua lays them out) that
+ * set the action's `fields` (and the webhook's `record` fields), remove the `remove` fields, count
+ * an attempt when `countAttempt`, add one to this minute's `count` (the console's trends), keep
+ * the record at least as long as a dead letter, and append the record after the change (and the
  * `attempt` it ended) to the record stream unless `unrecorded`.
  */
 export function outcomeChangeCall(
@@ -70,7 +67,7 @@ export function outcomeChangeCall(
   let removed = '';
   for (const field of options.remove ?? []) removed += `${removed ? ' ' : ''}${action}:${field}`;
   const args: (string | number)[] = [
-    settings.recordTtlSeconds,
+    deadLetterSeconds(settings.recordTtlSeconds),
     channels.outcomeChanged(settings.queuePrefix),
     webhookId,
     options.countAttempt ? `${action}:attempts` : '',

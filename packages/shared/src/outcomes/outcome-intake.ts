@@ -1,7 +1,7 @@
 import { identifier } from '../events/fields.js';
 import { SHARED_LUA } from '../lua/lua-files.js';
 import { luaCommand } from '../lua/lua-script.js';
-import { channels, DEAD_LETTER_MIN_SECONDS, keys } from '../queue/queues.js';
+import { channels, DEAD_LETTER_MIN_SECONDS, deadLetterSeconds, keys } from '../queue/queues.js';
 import type { WebhookJobData } from '../queue/queues.js';
 import { INGRESS_COUNTS_KEEP_SECONDS } from '../records/ingress-counts.js';
 import { recordStreamKey } from '../records/record-changes.js';
@@ -35,7 +35,7 @@ export const QUARANTINE_END_COMMAND = luaCommand({
   name: 'pwQuarantineEnd',
   file: 'quarantine-end.lua',
   sources: [SHARED_LUA],
-  constants: { REPEAT_BLOCK_MS, DEAD_LETTER_MIN_SECONDS },
+  constants: { REPEAT_BLOCK_MS },
 });
 
 /** What the intake of one webhook needs besides the webhook. */
@@ -126,7 +126,7 @@ export function addQuarantineEnd(
   transaction.runCommand(QUARANTINE_END_COMMAND.name, [
     keyList.length,
     ...keyList,
-    settings.recordTtlSeconds,
+    deadLetterSeconds(settings.recordTtlSeconds),
     channels.outcomeChanged(prefix),
     job.webhook_id,
     mode,

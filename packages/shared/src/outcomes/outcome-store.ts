@@ -1,9 +1,9 @@
-import { channels, deadLetterSeconds } from '../queue/queues.js';
+import { ACTION_COUNTS_KEEP_SECONDS, channels, deadLetterSeconds, keys } from '../queue/queues.js';
 import type { WebhookJobData } from '../queue/queues.js';
 import { withCommand } from '../redis.js';
 import type { RedisClient } from '../redis.js';
 import { COMPLETION_KIND, recordStreamKey } from '../records/record-changes.js';
-import type { AttemptRecord, CompletionEntry } from '../records/record-changes.js';
+import type { CompletionEntry } from '../records/record-changes.js';
 import { boundedError } from './bounded-error.js';
 import { attemptOf, noCall, OUTCOME_CHANGE_COMMAND, outcomeChangeCall } from './outcome-change.js';
 import type {
@@ -14,16 +14,19 @@ import type {
 } from './outcome-change.js';
 import { addIntake } from './outcome-intake.js';
 import type { CommandPipeline, IntakeKeys } from './outcome-intake.js';
-import { actionJobKey, completedFirst, outcomeKey } from './outcome-keys.js';
+import { outcomeKey } from './outcome-keys.js';
 import type { OutcomeStoreSettings } from './outcome-keys.js';
 import { waitForOutcome } from './outcome-wait.js';
-import { isoNow } from './time-stamps.js';
-import { fromRecord, isFinished, recordOf, webhookState } from './webhook-outcome.js';
+import { countMinuteNow, isoNow } from './time-stamps.js';
+import { fromRecord, isFinished, recordOf } from './webhook-outcome.js';
 import type { SkipReason, WebhookOutcome } from './webhook-outcome.js';
 
 /**
- * Per-webhook outcome records in Redis: one hash per webhook, fields per action, kept
- * `RECORD_TTL_SECONDS`. Every change is announced on a channel so readers can await it.
+ * Per-webhook outcome records in Redis, the one current record of each webhook: one hash per
+ * webhook, fields per action, written by the process that makes each change (docs/architecture.md,
+ * outcome records). Kept as long as a dead letter until the record store has the webhook finished,
+ * then `RECORD_TTL_SECONDS` (the recorder shortens it). Every change is announced on a channel, after
+ * the change, so readers can await it.
  */
 export class OutcomeStore {
   private readonly redis: RedisClient & OutcomeChangeCommand;
@@ -49,10 +52,13 @@ export class OutcomeStore {
     addIntake(transaction, this.settings, job, intake);
   }
 
-  /** A call for `action` is starting: counts the attempt. */
-  async started(webhookId: string, action: string): Promise<void> {
+  /**
+   * A call for `action` is starting: counts the attempt. Returns the action's attempts with it
+   * (0: the record is gone), which the call's end names (`completed`).
+   */
+  started(webhookId: string, action: string): Promise<number> {
     const { keys, args } = this.startedCommand(webhookId, action);
-    await this.redis.pwOutcomeChange(...keys, ...args);
+    return this.redis.pwOutcomeChange(...keys, ...args);
   }
 
   /**
@@ -73,101 +79,98 @@ export class OutcomeStore {
 
   /**
    * The action waits, without spending an attempt, for its target's circuit to close; `error`:
-   * why the call it just made failed, if it made one (`timing`: that call's). `countCall`: that
-   * call was not counted at its start, and is now (see `settled`).
+   * why the call it just made failed, if it made one (`timing`: that call's).
    */
   async held(
     webhookId: string,
     action: string,
     error?: string,
     timing: AttemptTiming = noCall(),
-    countCall = false,
   ): Promise<void> {
     const fields: Record<string, string> = { state: 'waiting', held: 'circuit_open' };
     if (error !== undefined) fields.last_error = boundedError(error);
     await this.change(webhookId, action, fields, {
       attempt: attemptOf('held', timing, error),
       count: 'held',
-      countAttempt: countCall,
     });
   }
 
   /**
-   * The action ended: completed (which clears `last_error`), retrying (attempts left) or failed
-   * for good; `error` is kept to `MAX_ERROR_LENGTH` characters; `timing`: the call's.
-   * `countCall`: the try's call was not counted at its start (`started`) and is counted now, in
-   * the same change: a first try through a clean circuit writes its record once. Returns the
-   * time the try ended, the action's `completed_at` when it completed.
+   * The action's call failed: retrying (attempts left) or failed for good; `error` is kept to
+   * `MAX_ERROR_LENGTH` characters; `timing`: the call's.
    */
-  async settled(
+  async failed(
     webhookId: string,
     action: string,
-    state: 'completed' | 'retrying' | 'failed',
-    error?: string,
+    state: 'retrying' | 'failed',
+    error: string,
     timing: AttemptTiming = noCall(),
-    countCall = false,
-  ): Promise<string> {
-    const attempt = attemptOf(state, timing, state === 'completed' ? undefined : error);
-    if (state === 'completed' && countCall) {
-      await this.completedFirstCall(webhookId, action, attempt);
-      return attempt.finished_at;
-    }
-    if (state === 'completed') {
-      await this.completed(webhookId, action, {}, {}, attempt, countCall);
-      return attempt.finished_at;
-    }
-    const fields: Record<string, string> = { state };
-    if (error !== undefined) fields.last_error = boundedError(error);
-    await this.change(webhookId, action, fields, {
-      attempt,
-      countAttempt: countCall,
-      ...(state === 'failed' ? { count: 'failed' as const } : {}),
-    });
-    return attempt.finished_at;
+  ): Promise<void> {
+    await this.change(
+      webhookId,
+      action,
+      { state, last_error: boundedError(error) },
+      {
+        attempt: attemptOf(state, timing, error),
+        ...(state === 'failed' ? { count: 'failed' } : {}),
+      },
+    );
   }
 
   /**
-   * The action completed on its first call, which was not counted at its start: nothing was
-   * written for it since the intake. The common path costs Redis one stream entry (and an
-   * announcement), no script: the recorder copies the entry to the record store and then to this
-   * record (`completionHotWrites`), and `get` reads the completion off the finished job meanwhile
-   * (docs/redis-cost.md).
+   * The action's call completed (`timing`: the call's), the `attempt`-th call counted at its
+   * start (`started`). Written as plain commands in one transaction, no script (the common path,
+   * docs/redis-cost.md): the action's fields in the record first, then the minute's count, the
+   * record stream's entry of what changed and the announcement, so that whatever reads the record
+   * after the announcement, or snapshots it after the entry, has the completion.
    */
-  private async completedFirstCall(
+  async completed(
     webhookId: string,
     action: string,
-    attempt: Omit<AttemptRecord, 'attempt'>,
+    timing: AttemptTiming,
+    attempt: number,
   ): Promise<void> {
+    const call = attemptOf('completed', timing);
     const entry: CompletionEntry = {
       webhook_id: webhookId,
       action,
-      started_at: attempt.started_at,
-      finished_at: attempt.finished_at,
-      status: attempt.status,
-      duration_ms: attempt.duration_ms,
+      attempt,
+      started_at: call.started_at,
+      finished_at: call.finished_at,
+      status: call.status,
+      duration_ms: call.duration_ms,
     };
-    // Sent together: one write, one read by Redis; on a cluster both go to the partition's master.
-    await Promise.all([
-      this.redis.xadd(
-        recordStreamKey(this.settings.queuePrefix),
-        '*',
-        'k',
-        COMPLETION_KIND,
-        'd',
-        JSON.stringify(entry),
-      ),
-      this.redis.publish(this.channel, webhookId),
-    ]);
+    const { queuePrefix: prefix, recordTtlSeconds } = this.settings;
+    const key = this.key(webhookId);
+    const counts = keys.actionCounts(prefix, countMinuteNow());
+    const replies = await this.redis
+      .multi()
+      .hset(key, `${action}:state`, 'completed', `${action}:completed_at`, call.finished_at)
+      .hdel(key, `${action}:last_error`, `${action}:held`)
+      // A record in flight has its time (a dead letter's); one gone meanwhile is not kept for
+      // ever as these fields.
+      .expire(key, deadLetterSeconds(recordTtlSeconds), 'NX')
+      .hincrby(counts, 'completed', 1)
+      .expire(counts, ACTION_COUNTS_KEEP_SECONDS, 'NX')
+      .xadd(recordStreamKey(prefix), '*', 'k', COMPLETION_KIND, 'd', JSON.stringify(entry))
+      .publish(this.channel, webhookId)
+      .exec();
+    const failure = replies?.find(([error]) => error)?.[0];
+    if (failure) throw failure;
   }
 
   /** The action made no call (`reason`): finished, with nothing left to do. */
   async skipped(webhookId: string, action: string, reason: SkipReason): Promise<void> {
-    await this.completed(
+    await this.change(
       webhookId,
       action,
-      { skipped: reason },
-      reason === 'stale' ? { stale: '1' } : {},
-      attemptOf('skipped', noCall()),
+      { state: 'completed', completed_at: isoNow(), skipped: reason },
+      {
+        remove: ['last_error', 'held'],
+        record: reason === 'stale' ? { stale: '1' } : {},
+        attempt: attemptOf('skipped', noCall()),
+        count: 'completed',
+      },
     );
   }
 
@@ -194,32 +197,6 @@ export class OutcomeStore {
     await this.change(webhookId, action, { state: 'waiting' });
   }
 
-  /**
-   * Completed, now: an error from an earlier try no longer describes the action. `record`: fields
-   * of the webhook itself, set in the same command.
-   */
-  private async completed(
-    webhookId: string,
-    action: string,
-    fields: Record<string, string>,
-    record: Record<string, string>,
-    attempt: Omit<AttemptRecord, 'attempt'>,
-    countCall = false,
-  ) {
-    await this.change(
-      webhookId,
-      action,
-      { state: 'completed', completed_at: isoNow(), ...fields },
-      {
-        remove: ['last_error', 'held'],
-        record,
-        attempt,
-        count: 'completed',
-        countAttempt: countCall,
-      },
-    );
-  }
-
   /** One change in one command (`outcomeChangeCall` says what it does). */
   private async change(
     webhookId: string,
@@ -231,35 +208,10 @@ export class OutcomeStore {
     await this.redis.pwOutcomeChange(...call.keys, ...call.args);
   }
 
-  /**
-   * The outcome of a webhook; `null` when unknown (or no longer kept). An action the record still
-   * has as waiting whose job completed finished on its first call (`completedFirstCall`) and the
-   * recorder has not copied it yet: it is read as completed, at the job's finishing time.
-   */
+  /** The outcome of a webhook, as its record says; `null` when unknown (or no longer kept). */
   async get(webhookId: string): Promise<WebhookOutcome | null> {
     const record = await this.redis.hgetall(this.key(webhookId));
-    if (!record.webhook_id) return null;
-    const outcome = fromRecord(record);
-    const open = outcome.actions.filter((action) => action.state === 'waiting');
-    if (open.length === 0 || outcome.state === 'quarantined') return outcome;
-    const jobs = await Promise.all(
-      open.map((action) =>
-        this.redis.hmget(
-          actionJobKey(this.settings.queuePrefix, webhookId, action.name),
-          'finishedOn',
-          'returnvalue',
-        ),
-      ),
-    );
-    let read = false;
-    open.forEach((action, i) => {
-      const [finishedOn, returnvalue] = jobs[i] ?? [];
-      if (!finishedOn || returnvalue === null || returnvalue === undefined) return;
-      Object.assign(action, completedFirst(action, completedAt(returnvalue, finishedOn)));
-      read = true;
-    });
-    if (read && outcome.state !== 'discarded') outcome.state = webhookState(outcome.actions);
-    return outcome;
+    return record.webhook_id ? fromRecord(record) : null;
   }
 
   /**
@@ -283,18 +235,4 @@ export class OutcomeStore {
   ): Promise<WebhookOutcome> {
     return waitForOutcome(this, webhookId, subscriber, condition, options);
   }
-}
-
-/**
- * When a finished job's action completed: the time the worker gave its record (the job's return
- * value's `completed_at`, which the recorder writes too), else when BullMQ finished the job.
- */
-function completedAt(returnvalue: string, finishedOn: string): string {
-  try {
-    const value = JSON.parse(returnvalue) as { completed_at?: unknown } | null;
-    if (typeof value?.completed_at === 'string') return value.completed_at;
-  } catch {
-    // Not JSON: BullMQ's time, then.
-  }
-  return new Date(Number(finishedOn)).toISOString();
 }

@@ -1,3 +1,4 @@
+import type { Problem } from '../events/problem.js';
 import type { WebhookOutcome } from '../outcomes/webhook-outcome.js';
 
 /**
@@ -8,7 +9,7 @@ import type { WebhookOutcome } from '../outcomes/webhook-outcome.js';
  */
 export const recordStreamKey = (prefix: string): string => `${prefix}:records`;
 
-/** The `k` of a stream entry that is a `CompletionEntry`. */
+/** The `k` of a stream entry that is a `CompletionEntry` (an action's call completed). */
 export const COMPLETION_KIND = 'completed';
 
 /** The consumer group the recorders read the stream with. */
@@ -45,7 +46,7 @@ export interface AcceptedWebhookRecord {
   /** True when an event its entity had was newer (the intake marks it stale); else absent. */
   stale?: boolean;
   /** A quarantined webhook's problems (an authentic event that failed its schema); else absent. */
-  problems?: { path: string; message: string }[];
+  problems?: Problem[];
 }
 
 /** One operator change: an entry of the audit log. */
@@ -78,9 +79,8 @@ export type RecordChange =
     }
   | {
       /**
-       * An action completed on its first try through a clean circuit, which the worker writes as
-       * this one stream entry and nothing else (`CompletionEntry`): the recorder writes it to
-       * the store and to the hot record.
+       * An action's call completed (`CompletionEntry`): the change to that action alone, written
+       * by the worker with the same change to the hot record (`OutcomeStore.completed`).
        */
       kind: 'completion';
       seq: bigint;
@@ -91,12 +91,13 @@ export type RecordChange =
   | { kind: 'audit'; seq: bigint; at: string; entry: AuditRecord };
 
 /**
- * The `d` of a `completed` entry of the record stream: the action that completed, on its first
- * call (`attempt` 1), and how that call went.
+ * The `d` of a `completed` entry of the record stream: the action whose call completed, which
+ * call of the action it was (`attempt`, the action's `attempts` now), and how that call went.
  */
 export interface CompletionEntry {
   webhook_id: string;
   action: string;
+  attempt: number;
   started_at: string;
   finished_at: string;
   status: number | null;

@@ -1,37 +1,65 @@
 --[[
-  outcomeChange(KEYS, ARGV): one change to an outcome record, for `outcome-change-3.lua` and for
-  scripts that make it with other checks (the worker's `action-start-4.lua`). KEYS and ARGV are
-  those of `outcome-change-3.lua`; returns 1, or 0 when the record is gone.
+  The change `outcome-change-3.lua` makes, for it and for scripts that make it with other checks
+  (the worker's `action-start-4.lua`). Its arguments are laid out once, here: `outcomeChangeArgs`
+  reads them from a script's ARGV from position `first` on (TypeScript's `outcomeChangeCall`
+  builds them):
+
+    first + 0  seconds to keep a record in flight or not yet in the record store (a dead letter's)
+    first + 1  the change channel
+    first + 2  the webhook id (announced on the channel)
+    first + 3  the attempts field to count one more on ('' for none)
+    first + 4  fields to remove, separated by spaces ('' for none)
+    first + 5  the attempt the change ended, as JSON ('' for none; '-': a change not recorded,
+               not appended to the record stream)
+    first + 6  the count in the minute's action counts to add one to ('' for none)
+    first + 7...  field and value pairs to set
+
+  outcomeChange(recordKey, streamKey, countsKey, change) makes it: returns the action's attempts
+  after the change when it counted one, else 1; 0 when the record is gone.
 ]]
 --- @include "includes/outcomeSnapshot"
-local function outcomeChange(KEYS, ARGV)
+local function outcomeChangeArgs(argv, first)
+  return {
+    keepSeconds = tonumber(argv[first]),
+    channel = argv[first + 1],
+    webhookId = argv[first + 2],
+    attemptsField = argv[first + 3],
+    removed = argv[first + 4],
+    attempt = argv[first + 5],
+    count = argv[first + 6],
+    fields = {unpack(argv, first + 7)},
+  }
+end
+
+local function outcomeChange(recordKey, streamKey, countsKey, change)
   -- A record that is gone (kept past its time) is not rebuilt from one action's fields: the
   -- change is refused (0) rather than leave a record without its webhook. Its time to live, read
   -- once (-2: gone), is what the change keeps it at least (no command below shortens it).
-  local ttl = redis.call('TTL', KEYS[1])
+  local ttl = redis.call('TTL', recordKey)
   if ttl == -2 then return 0 end
-  local attempt = ARGV[6]
-  redis.call('HSET', KEYS[1], unpack(ARGV, 8))
-  if ARGV[7] ~= '' then
+  redis.call('HSET', recordKey, unpack(change.fields))
+  if change.count ~= '' then
     -- The minute's hash is given its time when a count starts in it.
-    if redis.call('HINCRBY', KEYS[3], ARGV[7], 1) == 1 then
-      redis.call('EXPIRE', KEYS[3], ${ACTION_COUNTS_KEEP_SECONDS})
+    if redis.call('HINCRBY', countsKey, change.count, 1) == 1 then
+      redis.call('EXPIRE', countsKey, ${ACTION_COUNTS_KEEP_SECONDS})
     end
   end
-  if ARGV[4] ~= '' then redis.call('HINCRBY', KEYS[1], ARGV[4], 1) end
-  if ARGV[5] ~= '' then
+  local counted = 1
+  if change.attemptsField ~= '' then
+    counted = redis.call('HINCRBY', recordKey, change.attemptsField, 1)
+  end
+  if change.removed ~= '' then
     local removed = {}
-    for field in string.gmatch(ARGV[5], '%S+') do removed[#removed + 1] = field end
-    redis.call('HDEL', KEYS[1], unpack(removed))
+    for field in string.gmatch(change.removed, '%S+') do removed[#removed + 1] = field end
+    redis.call('HDEL', recordKey, unpack(removed))
   end
-  if attempt == '-' then
-    -- A change not recorded (a call's start): its webhook is in flight, so the snapshot's reading
-    -- of the whole record would only keep it as long as a dead letter, which this does.
-    local long = math.max(tonumber(ARGV[1]), ${DEAD_LETTER_MIN_SECONDS})
-    if ttl < long then redis.call('EXPIRE', KEYS[1], long) end
-    redis.call('PUBLISH', ARGV[2], ARGV[3])
-    return 1
+  if change.attempt == '-' then
+    -- A change not recorded (a call's start): kept as long, and announced.
+    if ttl < change.keepSeconds then redis.call('EXPIRE', recordKey, change.keepSeconds) end
+    redis.call('PUBLISH', change.channel, change.webhookId)
+    return counted
   end
-  outcomeSnapshot(KEYS, ARGV, attempt, ttl)
-  return 1
+  outcomeSnapshot(recordKey, streamKey, change.keepSeconds, change.channel, change.webhookId,
+    change.attempt, ttl)
+  return counted
 end
