@@ -1,8 +1,8 @@
 import type { ActionName } from '../actions/action-table.js';
 import type { Acknowledgement } from '../events/acknowledgement.js';
-import { findAck, findLegacyAck } from '../outcomes/kept-acks.js';
-import type { DedupEntry, HashReader } from '../outcomes/kept-acks.js';
 import type { WebhookJobData } from '../queue/queues.js';
+import { findAck, findLegacyAck } from './kept-acks.js';
+import type { DedupEntry, HashReader } from './kept-acks.js';
 
 /**
  * The ack of an accepted webhook: the first delivery's, and every repeat's; a quarantined one's

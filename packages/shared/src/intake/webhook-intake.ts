@@ -5,13 +5,6 @@ import type { ActionsConfig } from '../actions/actions-config.js';
 import type { Acknowledgement } from '../events/acknowledgement.js';
 import type { ErrorCode } from '../events/error-codes.js';
 import { RetryableError } from '../errors.js';
-import { dedupEntry, dedupKeepMs } from '../outcomes/kept-acks.js';
-import {
-  addQuarantineEnd,
-  INTAKE_COMMAND,
-  QUARANTINE_END_COMMAND,
-} from '../outcomes/outcome-intake.js';
-import type { IntakeKeys } from '../outcomes/outcome-intake.js';
 import type { OutcomeStore } from '../outcomes/outcome-store.js';
 import { actionJobs } from '../queue/action-jobs.js';
 import { deadLetterSeconds, eventTime, keys, orderTime } from '../queue/queues.js';
@@ -19,6 +12,9 @@ import type { ActionJobData, BackoffPolicy, WebhookJobData } from '../queue/queu
 import { canonicalJson } from '../signing/canonical-json.js';
 import { jobTraceMetadata, traceFields } from '../tracing.js';
 import { ackOf, firstAck } from './first-ack.js';
+import { addQuarantineEnd, INTAKE_COMMAND, QUARANTINE_END_COMMAND } from './intake-commands.js';
+import type { IntakeKeys } from './intake-commands.js';
+import { dedupEntry, dedupKeepMs } from './kept-acks.js';
 
 export interface IntakeSettings {
   queuePrefix: string;

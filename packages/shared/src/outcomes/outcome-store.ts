@@ -12,8 +12,8 @@ import type {
   ChangeOptions,
   OutcomeChangeCommand,
 } from './outcome-change.js';
-import { addIntake } from './outcome-intake.js';
-import type { CommandPipeline, IntakeKeys } from './outcome-intake.js';
+import { addIntake } from '../intake/intake-commands.js';
+import type { CommandPipeline, IntakeKeys } from '../intake/intake-commands.js';
 import { outcomeKey } from './outcome-keys.js';
 import type { OutcomeStoreSettings } from './outcome-keys.js';
 import { waitForOutcome } from './outcome-wait.js';

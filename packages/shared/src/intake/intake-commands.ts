@@ -8,10 +8,10 @@ import { recordStreamKey } from '../records/record-changes.js';
 import type { AcceptedWebhookRecord } from '../records/record-changes.js';
 import { encodeAck } from './kept-acks.js';
 import type { DedupEntry } from './kept-acks.js';
-import { outcomeKey } from './outcome-keys.js';
-import type { OutcomeStoreSettings } from './outcome-keys.js';
-import { countMinute } from './time-stamps.js';
-import { waitingAction } from './webhook-outcome.js';
+import { outcomeKey } from '../outcomes/outcome-keys.js';
+import type { OutcomeStoreSettings } from '../outcomes/outcome-keys.js';
+import { countMinute } from '../outcomes/time-stamps.js';
+import { waitingAction } from '../outcomes/webhook-outcome.js';
 
 /** Milliseconds a repeat's blocks on its own action jobs are kept: the transaction needs them. */
 const REPEAT_BLOCK_MS = 10_000;
