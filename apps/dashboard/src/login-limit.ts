@@ -1,4 +1,4 @@
-import { invalidArgument, luaCommand, withCommand } from '@pw/shared';
+import { invalidArgument, keys, luaCommand, withCommand } from '@pw/shared';
 import type { RedisClient } from '@pw/shared';
 import { DASHBOARD_LUA } from './lua/lua-files.js';
 
@@ -54,7 +54,7 @@ export class LoginLimit {
   /** Whether a login from `address` may go on; counts it when it `failed` and may. */
   async attempt(address: string, failed: boolean): Promise<LoginVerdict> {
     const [allowed, n] = await this.redis.pwLoginAttempt(
-      `${this.prefix}:dashboard:login-failures:${address}`,
+      keys.loginFailures(this.prefix, address),
       failed ? 1 : 0,
       this.maxFailures,
       this.windowMs,

@@ -5,7 +5,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { QUEUE_NAMES, recordStreamKey } from '@pw/shared';
+import { keys, QUEUE_NAMES, recordStreamKey } from '@pw/shared';
 import type { BenchRun } from '../bench-run.js';
 import { drive } from '../load.js';
 import { RAW_QUEUE, sandboxToken } from '../phases/raw-http.js';
@@ -75,14 +75,14 @@ export async function workerWindow(stage: Stage, actions: number): Promise<Windo
 
 /** Resolves once the actions queue has no job waiting, active, delayed or prioritized. */
 async function untilDrained({ bench, meter, redis }: Stage): Promise<void> {
-  const key = (name: string) => `${bench.prefix}:${QUEUE_NAMES.actions}:${name}`;
+  const queue = keys.queue(bench.prefix, QUEUE_NAMES.actions);
   for (;;) {
     const replies = await redis
       .pipeline()
-      .llen(key('wait'))
-      .llen(key('active'))
-      .zcard(key('delayed'))
-      .zcard(key('prioritized'))
+      .llen(queue.wait!)
+      .llen(queue.active!)
+      .zcard(queue.delayed!)
+      .zcard(queue.prioritized!)
       .exec();
     meter.counted('llen', 2);
     meter.counted('zcard', 2);

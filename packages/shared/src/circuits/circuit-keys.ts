@@ -17,6 +17,9 @@
 // since the last 2xx (`failures` is its size); a sorted set of the jobs of poison inputs (job id, when they
 // last failed), the newest 1000; and one set naming every target. Times are Redis's clock, in ms.
 
+import { keys } from '../queue/redis-keys.js';
+import type { CircuitKeys } from '../queue/redis-keys.js';
+
 export type CircuitState = 'closed' | 'open';
 
 /** One circuit, as the operator API shows it. */
@@ -58,35 +61,13 @@ export interface PoisonInput {
   since: string;
 }
 
-/** The keys of one target's circuit. */
-export interface CircuitKeys {
-  circuit: string;
-  /** The jobs it holds, first in line first. */
-  held: string;
-  /** Calls in flight while the target is suspect. */
-  inFlight: string;
-  /** The set naming every target. */
-  targets: string;
-  /** One webhook's failures against this target (its actions' calls are about one event). */
-  failing(webhookId: string): string;
-  /** The jobs of poison inputs, by when they last failed. */
-  poison: string;
-  /** The jobs whose failures are counted since the last 2xx. */
-  streak: string;
-}
+/** The keys of one target's circuit, as the key map (queue/redis-keys.ts) names them. */
+export type { CircuitKeys } from '../queue/redis-keys.js';
 
 /** The set naming every target with a circuit. */
-export const circuitTargetsKey = (queuePrefix: string): string => `${queuePrefix}:circuits`;
+export const circuitTargetsKey = (queuePrefix: string): string => keys.circuitTargets(queuePrefix);
 
+/** The keys of `target`'s circuit. */
 export function circuitKeys(queuePrefix: string, target: string): CircuitKeys {
-  const circuit = `${queuePrefix}:circuit:${target}`;
-  return {
-    circuit,
-    held: `${circuit}:held`,
-    inFlight: `${circuit}:in-flight`,
-    targets: circuitTargetsKey(queuePrefix),
-    failing: (webhookId) => `${circuit}:failing:${webhookId}`,
-    poison: `${circuit}:poison`,
-    streak: `${circuit}:streak`,
-  };
+  return keys.circuit(queuePrefix, target);
 }

@@ -1,6 +1,8 @@
+import { keys } from '../queue/redis-keys.js';
+
 /** The outcome record of one webhook: a hash, fields per action (`<action>:state`, ...). */
 export const outcomeKey = (queuePrefix: string, webhookId: string): string =>
-  `${queuePrefix}:outcome:${webhookId}`;
+  keys.outcome(queuePrefix, webhookId);
 
 export interface OutcomeStoreSettings {
   queuePrefix: string;

@@ -4,15 +4,15 @@ import { luaCommand } from '../lua/lua-script.js';
 import { SHARED_LUA } from '../lua/lua-files.js';
 import { withCommand } from '../redis.js';
 import type { RedisClient } from '../redis.js';
-import { recordStreamKey } from '../records/record-changes.js';
 import { Partitions } from './partitions.js';
 import { QUEUE_NAMES } from './queues.js';
+import { keys } from './redis-keys.js';
 
 /** The code of a `PartitionCountError`. */
 export const PARTITION_COUNT_CHANGED = 'partition_count_changed' satisfies FailureCode;
 
 /** Where the partition count in use is stored (under the shared prefix). */
-export const partitionCountKey = (queuePrefix: string): string => `${queuePrefix}:partitions`;
+export const partitionCountKey = (queuePrefix: string): string => keys.partitionCount(queuePrefix);
 
 /** The docs' steps to change the partition count. */
 export const PARTITION_DRAIN_DOCS = 'docs/operations.md#changing-the-partition-count';
@@ -48,15 +48,15 @@ interface CountCommands {
  * letters), and record changes the recorder has not written. An empty string when nothing does.
  */
 async function workIn(redis: RedisClient, prefix: string): Promise<string> {
-  const queue = `${prefix}:${QUEUE_NAMES.actions}`;
+  const queue = keys.queue(prefix, QUEUE_NAMES.actions);
   const [wait, paused, active, delayed, prioritized, failed, changes] = await Promise.all([
-    redis.llen(`${queue}:wait`),
-    redis.llen(`${queue}:paused`),
-    redis.llen(`${queue}:active`),
-    redis.zcard(`${queue}:delayed`),
-    redis.zcard(`${queue}:prioritized`),
-    redis.zcard(`${queue}:failed`),
-    redis.xlen(recordStreamKey(prefix)),
+    redis.llen(queue.wait!),
+    redis.llen(queue.paused!),
+    redis.llen(queue.active!),
+    redis.zcard(queue.delayed!),
+    redis.zcard(queue.prioritized!),
+    redis.zcard(queue.failed!),
+    redis.xlen(keys.records(prefix)),
   ]);
   const jobs = wait + paused + active + delayed + prioritized;
   const parts = [

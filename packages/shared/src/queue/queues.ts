@@ -8,51 +8,8 @@ export const QUEUE_NAMES = {
   actions: 'actions',
 } as const;
 
-/** Redis keys the system owns besides BullMQ's, all under the queue prefix (hash tag safe). */
-export const keys = {
-  /** The newest `timestamp` (epoch ms) taken in for one entity, for out-of-order protection. */
-  latest: (prefix: string, eventType: string, entityId: string) =>
-    `${prefix}:latest:${eventType}:${entityId}`,
-  /** Set when a quarantined webhook is released or discarded: its quarantine ended. */
-  quarantineEnded: (prefix: string, webhookId: string) => `${prefix}:quarantine-ended:${webhookId}`,
-  /**
-   * The events delivered in one hour of their `timestamp` (`YYYY-MM-DDTHH`, or `untimed`), each
-   * with its first ack, for `DEDUP_WINDOW_SECONDS` (`kept-acks.ts`).
-   */
-  dedup: (prefix: string, bucket: string) => `${prefix}:dedup:${bucket}`,
-  /**
-   * The previous version's forms, read for one deduplication window after an upgrade
-   * (`kept-acks.ts`): the first webhook id of an event (the SHA-256 of its canonical JSON, hex),
-   * and the first acks of the webhooks accepted on one UTC day.
-   */
-  legacyDedup: (prefix: string, digest: string) => `${prefix}:webhooks:de:${digest}`,
-  legacyAcks: (prefix: string, day: string) => `${prefix}:acks:${day}`,
-  /** Per-action limits: start times of recent calls, and leases of calls in flight. */
-  rateWindow: (prefix: string, action: string) => `${prefix}:limit:${action}:started`,
-  inFlight: (prefix: string, action: string) => `${prefix}:limit:${action}:in-flight`,
-  /** The ingress's counts (accepted, duplicate, each refusal code) of one minute. */
-  ingressCounts: (prefix: string, minute: string) => `${prefix}:ingress-counts:${minute}`,
-  /** The minutes whose counts changed since the recorder last copied them. */
-  ingressCountsChanged: (prefix: string) => `${prefix}:ingress-counts:changed`,
-  /** The actions completed, failed for good and held in one minute (`ActionCount`). */
-  actionCounts: (prefix: string, minute: string) => `${prefix}:action-counts:${minute}`,
-};
-
-/**
- * The pub/sub channels, one per kind of change, each named `{prefix}:<what>-changed` and
- * carrying what a listener needs to tell whether the change concerns it.
- */
-export const channels = {
-  /** The id of every webhook whose outcome record changed (`OutcomeStore.waitUntil` listens). */
-  outcomeChanged: (prefix: string) => `${prefix}:outcome-changed`,
-  /** The time of every replacement of the routing rules (each ingress re-reads them). */
-  rulesChanged: (prefix: string) => `${prefix}:rules-changed`,
-  /**
-   * The target of every change to a circuit that opens, closes or overrides it, or makes it clean
-   * or suspect (each worker's copy of the circuits listens; shared prefix).
-   */
-  circuitChanged: (prefix: string) => `${prefix}:circuit-changed`,
-};
+/** The Redis keys and channels, defined in one map (redis-keys.ts) and re-exported here. */
+export { channels, keys } from './redis-keys.js';
 
 /** What the worker counts per minute, for the console's trends (`keys.actionCounts`). */
 export const ACTION_COUNTS = ['completed', 'failed', 'held'] as const;

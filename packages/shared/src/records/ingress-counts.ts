@@ -135,7 +135,8 @@ export async function keptMinutes(
   redis: RedisClient,
   partitions: Partitions,
 ): Promise<ChangedMinutes> {
-  const infix = ':ingress-counts:';
+  // What lies between a partition's prefix and a minute in `keys.ingressCounts`.
+  const infix = keys.ingressCounts('', '');
   const byPrefix = new Map(partitions.prefixes.map((prefix, index) => [prefix, index]));
   // One pattern for every partition: a SCAN walks the whole keyspace, whatever it matches.
   const base = partitions.shared.replaceAll(/[{}]/g, '');
@@ -149,7 +150,7 @@ export async function keptMinutes(
       const at = key.indexOf(infix);
       const index = byPrefix.get(key.slice(0, at));
       const minute = key.slice(at + infix.length);
-      if (index === undefined || minute === 'changed') continue;
+      if (index === undefined || key === keys.ingressCountsChanged(key.slice(0, at))) continue;
       found.set(index, [...(found.get(index) ?? []), minute]);
     }
   }

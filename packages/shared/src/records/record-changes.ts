@@ -1,3 +1,4 @@
+import { keys } from '../queue/redis-keys.js';
 import type { Problem } from '../events/problem.js';
 import type { WebhookOutcome } from '../outcomes/webhook-outcome.js';
 
@@ -7,7 +8,7 @@ import type { WebhookOutcome } from '../outcomes/webhook-outcome.js';
  * and the recorder writes it to PostgreSQL in batches. Nothing on the hot path waits for
  * PostgreSQL; a change waits in the stream while PostgreSQL is away.
  */
-export const recordStreamKey = (prefix: string): string => `${prefix}:records`;
+export const recordStreamKey = (prefix: string): string => keys.records(prefix);
 
 /** The `k` of a stream entry that is a `CompletionEntry` (an action's call completed). */
 export const COMPLETION_KIND = 'completed';

@@ -1,5 +1,6 @@
 import { boundedError } from '../outcomes/bounded-error.js';
 import { Partitions } from '../queue/partitions.js';
+import { keys } from '../queue/redis-keys.js';
 import type { RedisClient } from '../redis.js';
 import { recordStreamKey } from './record-changes.js';
 
@@ -11,7 +12,7 @@ import { recordStreamKey } from './record-changes.js';
  * (`error_code`, its SQLSTATE when it had one, and `error`). Nothing trims the stream: a change
  * stays until an operator re-drives it (after a fix) or discards it.
  */
-export const rejectedStreamKey = (prefix: string): string => `${recordStreamKey(prefix)}:rejected`;
+export const rejectedStreamKey = (prefix: string): string => keys.rejected(prefix);
 
 /** A change's field on the record stream naming the id it first had (a re-driven change). */
 export const ORIGIN_FIELD = 'o';

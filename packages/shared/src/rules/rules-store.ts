@@ -1,5 +1,5 @@
 import type { Logger } from '../logger.js';
-import { channels } from '../queue/queues.js';
+import { channels, keys } from '../queue/queues.js';
 import type { RedisClient } from '../redis.js';
 import { routingRulesSchema } from './routing-rules.js';
 import type { RoutingRule } from './routing-rules.js';
@@ -22,7 +22,7 @@ export class RulesStore {
   ) {}
 
   get key(): string {
-    return `${this.settings.queuePrefix}:rules`;
+    return keys.rules(this.settings.queuePrefix);
   }
 
   get channel(): string {
