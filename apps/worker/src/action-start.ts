@@ -54,9 +54,9 @@ const UNTRACKED: Admission = { kind: 'call', tracked: false, report: false };
  * The start of a try: out-of-order check, the circuit's admission, the call's start in the record.
  * The circuit lives on the shared keys and the rest in the webhook's partition (two slots in a
  * Redis Cluster), so they are two commands; a job's first start on a circuit this process's copy
- * knows closed and clean needs no circuit command at all: one command in the partition (the check
- * and the start), and no write to the shared keys (docs/reliability-and-security.md, the circuit
- * breaker).
+ * knows closed and clean needs no circuit command and no script: a read for the check, then the
+ * start as plain commands (`OutcomeStore.startedUnchecked`), and no write to the shared keys
+ * (docs/reliability-and-security.md, the circuit breaker; docs/redis-cost.md).
  */
 export class ActionStart {
   private readonly redis: RedisClient & StartCommands;
@@ -74,10 +74,14 @@ export class ActionStart {
 
   async begin(start: TryStart): Promise<StartResult> {
     if (start.firstStart && this.copy?.clean(start.circuit)) {
-      // No circuit command: the out-of-order check and the call's start in one command.
-      const begun = await this.inPartition(start, start.staleAfter, start.start);
-      if (begun === 'stale') return { stale: true };
-      return { stale: false, admission: UNTRACKED, counted: typeof begun === 'number' ? begun : 0 };
+      // No circuit command, and no script: a read for the out-of-order check, then the start.
+      if (start.staleAfter !== undefined && (await this.newest(start)) > start.staleAfter) {
+        return { stale: true };
+      }
+      const counted = start.start
+        ? await this.outcomes.startedUnchecked(start.webhookId, start.action)
+        : 0;
+      return { stale: false, admission: UNTRACKED, counted };
     }
     // The check first: a stale job is skipped, never held or made the probe.
     if (start.staleAfter !== undefined) {
@@ -90,6 +94,14 @@ export class ActionStart {
     if (!start.start || !through) return { stale: false, admission, counted: 0 };
     const begun = await this.inPartition(start, undefined, true);
     return { stale: false, admission, counted: typeof begun === 'number' ? begun : 0 };
+  }
+
+  /** The time of the entity's newest event (epoch ms), -1 when none is kept. */
+  private async newest(start: TryStart): Promise<number> {
+    const kept = await this.redis.get(
+      keys.latest(this.prefix, start.eventType, start.entityId ?? ''),
+    );
+    return kept === null ? -1 : Number(kept);
   }
 
   /** The check (with `staleAfter`) and the start (`start`) in the partition; one command. */

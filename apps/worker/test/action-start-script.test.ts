@@ -111,7 +111,7 @@ describe('the action start script', () => {
 });
 
 describe("the action start with this process's copy of the circuits", () => {
-  it("lets a first try through a circuit this process's copy says is clean write its start alone, in one command", async () => {
+  it("lets a first try through a circuit this process's copy says is clean write its start alone, with no circuit command", async () => {
     const subscriber = newTestRedis();
     const log = createLogger({ name: 'start-test', level: 'silent' });
     const copy = new CircuitCopy(redis, subscriber, {

@@ -62,6 +62,28 @@ export class OutcomeStore {
   }
 
   /**
+   * `started` as plain commands in one transaction, no script, for the common path (a job's first
+   * try through a clean circuit: docs/redis-cost.md): the same fields, then the announcement. It
+   * does not check that the record is still there: on a record gone meanwhile (kept past a dead
+   * letter's time) it leaves these fields without their webhook, which readers take for no record
+   * and which expire as a dead letter would.
+   */
+  async startedUnchecked(webhookId: string, action: string): Promise<number> {
+    const key = this.key(webhookId);
+    const replies = await this.redis
+      .multi()
+      .hset(key, `${action}:state`, 'active')
+      .hdel(key, `${action}:held`)
+      .hincrby(key, `${action}:attempts`, 1)
+      .expire(key, deadLetterSeconds(this.settings.recordTtlSeconds), 'NX')
+      .publish(this.channel, webhookId)
+      .exec();
+    const failure = replies?.find(([error]) => error)?.[0];
+    if (failure) throw failure;
+    return Number(replies?.[2]?.[1] ?? 0);
+  }
+
+  /**
    * The 3 keys and the arguments of `outcomeChange` for `started`, for a script that starts the
    * call in the same command as other checks.
    */
