@@ -5,7 +5,7 @@ import type {
   PartitionedIntake,
   Problem,
   RulesStore,
-  WebhookJobData,
+  AcceptedWebhook,
 } from '@pw/shared';
 import type { RecordStore } from '@pw/records';
 import type {
@@ -114,7 +114,7 @@ export class Quarantine {
       this.deps.rules.read().catch((error: unknown) => Promise.reject(queueAway(error))),
       fromRecordStore(() => this.deps.records.newestEventTime(definition.type, checked.entityId)),
     ]);
-    const webhook: WebhookJobData = {
+    const webhook: AcceptedWebhook = {
       webhook_id: webhookId,
       event_type: definition.type,
       entity_id: checked.entityId,
@@ -188,7 +188,7 @@ export class Quarantine {
 
   /** `PartitionedIntake.endQuarantine`, Redis's failure answered 503. */
   private async endQuarantine(
-    webhook: WebhookJobData,
+    webhook: AcceptedWebhook,
     mode: 'release' | 'discard',
     storedNewestMs?: number,
   ) {

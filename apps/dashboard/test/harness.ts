@@ -18,7 +18,7 @@ import {
   RulesStore,
   sampleEvent,
 } from '@pw/shared';
-import type { ActionJobData, ActionName, EventType, WebhookJobData } from '@pw/shared';
+import type { ActionJobData, ActionName, EventType, AcceptedWebhook } from '@pw/shared';
 import { deleteKeys, startIntake, testRedisUrl, uniquePrefix } from '@pw/test-utils';
 import type { TestIntake } from '@pw/test-utils';
 import { ActionQueues } from '@pw/shared';
@@ -75,7 +75,7 @@ export function webhookOf(
   eventType: EventType,
   actions: ActionName[],
   id?: string,
-): WebhookJobData {
+): AcceptedWebhook {
   const definition = EVENT_REGISTRY[eventType];
   const event = sampleEvent(definition.kind, { id });
   return {

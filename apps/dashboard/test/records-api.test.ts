@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RecordStore } from '@pw/records';
 import { NUL_PROBLEM, outcomeKey } from '@pw/shared';
-import type { RecordChange, WebhookJobData } from '@pw/shared';
+import type { RecordChange, AcceptedWebhook } from '@pw/shared';
 import { testSchema } from '@pw/test-utils';
 import type { TestSchema } from '@pw/test-utils';
 import { failedAction, standInWorker, startDashboard, webhookOf } from './harness.js';
@@ -186,7 +186,7 @@ const refusal = (response: { status: number; body: unknown }) => [
  */
 function quarantinedQuote(
   webhookId: string,
-  change: Partial<Pick<WebhookJobData, 'entity_id' | 'event' | 'problems' | 'received_at'>> = {},
+  change: Partial<Pick<AcceptedWebhook, 'entity_id' | 'event' | 'problems' | 'received_at'>> = {},
 ): RecordChange[] {
   const webhook = webhookOf(webhookId, 'quote.status_changed', []);
   return [

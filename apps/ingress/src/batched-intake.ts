@@ -1,12 +1,12 @@
 import { annotateSpan, inProducerSpan } from '@pw/shared';
 import type {
-  AcceptedWebhook,
+  IntakeResult,
   ActionName,
   EventType,
   IntakeEntry,
   PartitionedIntake,
   Problem,
-  WebhookJobData,
+  AcceptedWebhook,
 } from '@pw/shared';
 
 export interface IncomingWebhook {
@@ -38,12 +38,12 @@ export class BatchedIntake {
   ) {}
 
   /** Enqueues the webhook, or answers a repeat with its first ack (a producer span, tracing on). */
-  accept(incoming: IncomingWebhook, now = new Date()): Promise<AcceptedWebhook> {
+  accept(incoming: IncomingWebhook, now = new Date()): Promise<IntakeResult> {
     return inProducerSpan('enqueue actions', () => this.enqueue(incoming, now));
   }
 
-  private enqueue(incoming: IncomingWebhook, now: Date): Promise<AcceptedWebhook> {
-    const webhook: WebhookJobData = {
+  private enqueue(incoming: IncomingWebhook, now: Date): Promise<IntakeResult> {
+    const webhook: AcceptedWebhook = {
       webhook_id: this.intake.newWebhookId(incoming.entityId || incoming.canonical),
       event_type: incoming.eventType,
       entity_id: incoming.entityId,

@@ -2,7 +2,7 @@ import express from 'express';
 import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { EVENT_REGISTRY, PwError, selectActions } from '@pw/shared';
-import type { AcceptedWebhook, ErrorCode, EventDefinition, Logger, RoutingRule } from '@pw/shared';
+import type { IntakeResult, ErrorCode, EventDefinition, Logger, RoutingRule } from '@pw/shared';
 import { RequestRejectedError, sendError } from './error-response.js';
 import type { IngressMetrics } from './metrics.js';
 import { parseWebhook } from './parse-webhook.js';
@@ -26,7 +26,7 @@ export interface WebhookRouteSettings extends ParseSettings {
 }
 
 export interface WebhookRouteDeps {
-  intake: { accept(incoming: IncomingWebhook, now: Date): Promise<AcceptedWebhook> };
+  intake: { accept(incoming: IncomingWebhook, now: Date): Promise<IntakeResult> };
   rules: RulesSource;
   log: Logger;
   metrics: IngressMetrics;

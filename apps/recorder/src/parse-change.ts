@@ -1,9 +1,9 @@
-import { COMPLETION_KIND, fromRecord, ORIGIN_FIELD, streamIdTime, streamIdToSeq } from '@pw/shared';
+import { COMPLETED_KIND, fromRecord, ORIGIN_FIELD, streamIdTime, streamIdToSeq } from '@pw/shared';
 import type {
   AttemptRecord,
   AuditRecord,
-  AcceptedWebhookRecord,
-  CompletionEntry,
+  WebhookEntry,
+  CompletedEntry,
   RecordChange,
 } from '@pw/shared';
 
@@ -26,7 +26,7 @@ export function parseChange([id, flat]: StreamEntry): RecordChange[] {
   const data = JSON.parse(fields.get('d') ?? 'null') as unknown;
   switch (fields.get('k')) {
     case 'webhook': {
-      const webhook = data as AcceptedWebhookRecord;
+      const webhook = data as WebhookEntry;
       // Stale from the start (an older event than one its entity had): the intake says so.
       return [
         {
@@ -55,8 +55,8 @@ export function parseChange([id, flat]: StreamEntry): RecordChange[] {
         },
       ];
     }
-    case COMPLETION_KIND: {
-      const done = data as Partial<CompletionEntry> | null;
+    case COMPLETED_KIND: {
+      const done = data as Partial<CompletedEntry> | null;
       if (
         !done?.webhook_id ||
         !done.action ||
@@ -68,7 +68,7 @@ export function parseChange([id, flat]: StreamEntry): RecordChange[] {
       }
       return [
         {
-          kind: 'completion',
+          kind: 'completed',
           seq,
           at,
           webhook_id: done.webhook_id,

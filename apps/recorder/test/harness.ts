@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterEach, beforeEach } from 'vitest';
 import { RecordStore } from '@pw/records';
 import { createLogger, OutcomeStore, Partitions, recordStreamKey } from '@pw/shared';
-import type { WebhookJobData } from '@pw/shared';
+import type { AcceptedWebhook } from '@pw/shared';
 import { deleteKeys, startIntake, testRedisUrl, testSchema, uniquePrefix } from '@pw/test-utils';
 import type { TestIntake, TestSchema } from '@pw/test-utils';
 import type { RecordWriter } from '../src/recorder.js';
@@ -53,15 +53,15 @@ let count = 0;
 /** A webhook as the ingress takes it in, with an event and an entity id of its own. */
 export const job = (
   actions = ['notify_customer'],
-  fields: Partial<WebhookJobData> = {},
-): WebhookJobData => {
+  fields: Partial<AcceptedWebhook> = {},
+): AcceptedWebhook => {
   count += 1;
   return {
     webhook_id: `wh_test${String(count).padStart(18, '0')}`,
     event_type: 'quote.status_changed',
     entity_id: `Q-${count}`,
     received_at: new Date().toISOString(),
-    actions: actions as WebhookJobData['actions'],
+    actions: actions as AcceptedWebhook['actions'],
     event: { quote_id: `Q-${count}`, customer_id: `C-${count % 7}`, status: 'approved' },
     ...fields,
   };
@@ -125,8 +125,8 @@ export async function schemaStore(
  */
 export async function completeWebhook(
   harness: RecorderHarness,
-  accepted: WebhookJobData,
-): Promise<WebhookJobData> {
+  accepted: AcceptedWebhook,
+): Promise<AcceptedWebhook> {
   await harness.intake.add(accepted);
   const attempts = await harness.outcomes.started(accepted.webhook_id, 'notify_customer');
   const timing = { started_at: accepted.received_at, status: 200, duration_ms: 1 };

@@ -2,13 +2,13 @@
 // from its outcome record there and that partition's change channel.
 import { expect, test, vi } from 'vitest';
 import { channels, isFinished, noCall, OutcomeStore, Partitions } from '@pw/shared';
-import type { WebhookJobData } from '@pw/shared';
+import type { AcceptedWebhook } from '@pw/shared';
 import { redisPerTest, startIntake } from '@pw/test-utils';
 import { awaitOutcomes } from '../src/await-outcomes.js';
 
 const test_ = redisPerTest();
 
-const webhook = (webhookId: string): WebhookJobData => ({
+const webhook = (webhookId: string): AcceptedWebhook => ({
   webhook_id: webhookId,
   event_type: 'quote.status_changed',
   entity_id: `Q-${webhookId}`,

@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { QUEUE_NAMES } from '@pw/shared';
-import type { ActionJobData, WebhookJobData, WebhookOutcome } from '@pw/shared';
+import type { ActionJobData, AcceptedWebhook, WebhookOutcome } from '@pw/shared';
 import { testRedisUrl } from '@pw/test-utils';
 import { webhookJob } from './fixtures.js';
 import { startWorkerHarness, trickle } from './harness.js';
@@ -23,7 +23,7 @@ const POLICY = {
 const probesIn = (ms: number) => Math.ceil(ms / PROBE_MS) + 1;
 
 /** A quote about `customer`: approved, it sets off three actions, each a call. */
-function quoteOf(customer: string): WebhookJobData {
+function quoteOf(customer: string): AcceptedWebhook {
   const job = webhookJob('quote', 'approved');
   job.event.customer_id = customer;
   return job;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CompletionEntry } from '@pw/shared';
+import type { CompletedEntry } from '@pw/shared';
 import { PrivateRedis, RedisMonitor } from '@pw/test-utils';
 import { circuitTarget } from '../src/config.js';
 import { webhookJob } from './fixtures.js';
@@ -120,7 +120,7 @@ describe("the worker's copy of the circuits", { timeout: 60_000 }, () => {
     expect(entries('completed')).toHaveLength(actions);
     // The record's completion and its stream entry say the same.
     for (const { args } of entries('completed')) {
-      const entry = JSON.parse(args.at(-1) ?? '{}') as CompletionEntry;
+      const entry = JSON.parse(args.at(-1) ?? '{}') as CompletedEntry;
       expect(read.get(`${entry.webhook_id}.${entry.action}`)).toBe(entry.finished_at);
       expect(entry.attempt).toBe(1);
     }

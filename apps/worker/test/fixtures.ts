@@ -6,7 +6,7 @@ import {
   sampleEvent,
   selectActions,
 } from '@pw/shared';
-import type { EventKind, WebhookJobData } from '@pw/shared';
+import type { EventKind, AcceptedWebhook } from '@pw/shared';
 
 /**
  * A webhook as the ingress makes it of a request (a new id, the time taken in), with the default
@@ -17,7 +17,7 @@ export function webhookJob(
   kind: EventKind,
   status?: string,
   options: { id?: string; now?: Date } = {},
-): WebhookJobData {
+): AcceptedWebhook {
   const definition = eventDefinitionByKind(kind);
   const event = sampleEvent(kind, { status, ...options });
   return {

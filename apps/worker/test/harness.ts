@@ -9,10 +9,10 @@ import {
   TokenManager,
 } from '@pw/shared';
 import type {
-  AcceptedWebhook,
+  IntakeResult,
   ActionsConfig,
   BackoffPolicy,
-  WebhookJobData,
+  AcceptedWebhook,
   WebhookOutcome,
 } from '@pw/shared';
 import { startSandbox } from '@pw/sandbox';
@@ -42,7 +42,7 @@ export interface WorkerHarness {
    * one transaction); throws for a repeat of an event already taken in. With partitions, in its
    * entity's partition, under an id made anew for it (set on `data`), as the ingress makes it.
    */
-  enqueue(data: WebhookJobData): Promise<AcceptedWebhook>;
+  enqueue(data: AcceptedWebhook): Promise<IntakeResult>;
   /** The outcome once every action has finished. */
   finished(webhookId: string, timeoutMs?: number): Promise<WebhookOutcome>;
   /** The outcome as soon as `condition` holds. */
@@ -92,8 +92,8 @@ export interface WorkerHarnessOptions {
  * the partner serves meanwhile (a poison input is told from an outage only while the partner
  * serves other inputs).
  */
-export function trickle(harness: WorkerHarness, make: () => WebhookJobData, intervalMs: number) {
-  const sent: WebhookJobData[] = [];
+export function trickle(harness: WorkerHarness, make: () => AcceptedWebhook, intervalMs: number) {
+  const sent: AcceptedWebhook[] = [];
   let sending = Promise.resolve();
   const timer = setInterval(() => {
     const job = make();
@@ -101,7 +101,7 @@ export function trickle(harness: WorkerHarness, make: () => WebhookJobData, inte
     sending = sending.then(() => harness.enqueue(job)).then(() => undefined);
   }, intervalMs);
   return {
-    async stop(): Promise<WebhookJobData[]> {
+    async stop(): Promise<AcceptedWebhook[]> {
       clearInterval(timer);
       await sending;
       return sent;

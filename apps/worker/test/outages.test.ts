@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { actionJobId, QUEUE_NAMES } from '@pw/shared';
 import { CircuitBreaker } from '../src/circuit-breaker.js';
-import type { EventKind, WebhookJobData, WebhookOutcome } from '@pw/shared';
+import type { EventKind, AcceptedWebhook, WebhookOutcome } from '@pw/shared';
 import { startSandbox } from '@pw/sandbox';
 import { newTestRedis, testRedisUrl } from '@pw/test-utils';
 import { circuitTarget } from '../src/config.js';
@@ -66,7 +66,7 @@ const isHeld = (outcome: WebhookOutcome) =>
   outcome.actions.some((action) => action.state === 'waiting' && action.held === 'circuit_open');
 
 /** When the last action of these webhooks completed (epoch ms); every one must have. */
-async function allCompleted(harness: WorkerHarness, jobs: WebhookJobData[], timeoutMs: number) {
+async function allCompleted(harness: WorkerHarness, jobs: AcceptedWebhook[], timeoutMs: number) {
   let last = 0;
   for (const job of jobs) {
     const outcome = await harness.finished(job.webhook_id, timeoutMs);

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { COMPLETION_KIND, outcomeKey, recordStreamKey } from '@pw/shared';
-import type { WebhookJobData } from '@pw/shared';
+import { COMPLETED_KIND, outcomeKey, recordStreamKey } from '@pw/shared';
+import type { AcceptedWebhook } from '@pw/shared';
 import { newTestRedis } from '@pw/test-utils';
 import { PartnerApi } from '../src/partner-api.js';
 import { webhookJob } from './fixtures.js';
@@ -34,8 +34,8 @@ afterEach(async () => {
 afterAll(() => redis.disconnect());
 
 /** `perPartition` webhooks of each partition (entities drawn until each partition has them). */
-function webhooksOfEvery(harness: WorkerHarness, perPartition: number): WebhookJobData[][] {
-  const byPartition: WebhookJobData[][] = harness.partitions.all().map(() => []);
+function webhooksOfEvery(harness: WorkerHarness, perPartition: number): AcceptedWebhook[][] {
+  const byPartition: AcceptedWebhook[][] = harness.partitions.all().map(() => []);
   while (byPartition.some((jobs) => jobs.length < perPartition)) {
     const job = webhookJob('quote', 'approved');
     const jobs = byPartition[harness.partitions.ofEntity(job.entity_id)]!;
@@ -89,7 +89,7 @@ describe('a worker over four partitions', { timeout: 60_000 }, () => {
       // its action's change alone) is on the partition's own stream.
       const changed = await streamChanges(harness.partitions.prefix(partition));
       expect(new Set(changed.map(([, id]) => id))).toEqual(new Set(jobs.map((j) => j.webhook_id)));
-      expect(changed.filter(([kind]) => kind === COMPLETION_KIND).length).toBeGreaterThan(0);
+      expect(changed.filter(([kind]) => kind === COMPLETED_KIND).length).toBeGreaterThan(0);
     }
     expect(api?.most).toBe(3);
     // The partitions' workers did fetch more than ran, fewer than two more each: the shared

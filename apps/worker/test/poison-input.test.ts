@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { QUEUE_NAMES } from '@pw/shared';
 import { CircuitBreaker } from '../src/circuit-breaker.js';
-import type { ActionJobData, WebhookJobData, WebhookOutcome } from '@pw/shared';
+import type { ActionJobData, AcceptedWebhook, WebhookOutcome } from '@pw/shared';
 import { newTestRedis } from '@pw/test-utils';
 import { circuitTarget } from '../src/config.js';
 import { webhookJob } from './fixtures.js';
@@ -25,7 +25,7 @@ const POLICY = {
 } as const;
 
 /** A webhook about `customer`: a contract made active sets off 4 actions, each a call. */
-function contractOf(customer: string): WebhookJobData {
+function contractOf(customer: string): AcceptedWebhook {
   const job = webhookJob('contract', 'active');
   job.event.customer_id = customer;
   return job;

@@ -1,5 +1,5 @@
 import { afterEach, expect, it } from 'vitest';
-import type { WebhookJobData } from '@pw/shared';
+import type { AcceptedWebhook } from '@pw/shared';
 import { webhookJob } from './fixtures.js';
 import { startWorkerHarness } from './harness.js';
 import type { WorkerHarness } from './harness.js';
@@ -15,8 +15,8 @@ afterEach(async () => {
 });
 
 /** `count` webhooks of `partition`, each with one action (`notify_customer`). */
-function webhooksOf(harness: WorkerHarness, partition: number, count: number): WebhookJobData[] {
-  const found: WebhookJobData[] = [];
+function webhooksOf(harness: WorkerHarness, partition: number, count: number): AcceptedWebhook[] {
+  const found: AcceptedWebhook[] = [];
   while (found.length < count) {
     const job = { ...webhookJob('quote'), actions: ['notify_customer' as const] };
     if (harness.partitions.ofEntity(job.entity_id) === partition) found.push(job);
@@ -31,9 +31,9 @@ it(
     h = await startWorkerHarness({ partitions: 2, concurrency: 3 });
     const harness = h;
     // Each webhook's call is held by the partner until the test lets it go.
-    const hold = (job: WebhookJobData) =>
+    const hold = (job: AcceptedWebhook) =>
       harness.sandbox.api.hold(new RegExp(`/customers/${String(job.event.customer_id)}/`));
-    const [a1, a2] = webhooksOf(harness, 0, 2) as [WebhookJobData, WebhookJobData];
+    const [a1, a2] = webhooksOf(harness, 0, 2) as [AcceptedWebhook, AcceptedWebhook];
     const b = webhooksOf(harness, 1, 4);
     const [heldA1, heldA2] = [hold(a1), hold(a2)];
     const heldB = b.map(hold);

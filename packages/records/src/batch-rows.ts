@@ -1,5 +1,5 @@
 import { boundedError, isFinished, waitingAction } from '@pw/shared';
-import type { AcceptedWebhookRecord, Problem, RecordChange, WebhookOutcome } from '@pw/shared';
+import type { WebhookEntry, Problem, RecordChange, WebhookOutcome } from '@pw/shared';
 
 // Rows as the tables take them (jsonb_populate_recordset): keys are column names, `seq` a string
 // because JSON numbers lose a bigint's precision.
@@ -88,8 +88,8 @@ export function batchRows(changes: readonly RecordChange[]): BatchRows {
       audit.set(seq, { seq, ...change.entry });
       continue;
     }
-    touched.set(change.kind === 'completion' ? change.webhook_id : webhookOf(change), change.at);
-    if (change.kind === 'completion') {
+    touched.set(change.kind === 'completed' ? change.webhook_id : webhookOf(change), change.at);
+    if (change.kind === 'completed') {
       const [row, attempt] = completionRows(change, seq);
       setAction(row);
       attempts.set(`${row.webhook_id}\n${row.name}\n${seq}`, attempt);
@@ -128,7 +128,7 @@ export function batchRows(changes: readonly RecordChange[]): BatchRows {
  * its problems and no action.
  */
 function acceptedRows(
-  webhook: AcceptedWebhookRecord & { trace_id?: string | null },
+  webhook: WebhookEntry & { trace_id?: string | null },
   seq: string,
 ): [WebhookRow, ActionRow[]] {
   const row: WebhookRow = {
@@ -187,7 +187,7 @@ const webhookOf = (change: Extract<RecordChange, { kind: 'webhook' | 'outcome' }
 
 /** A `completion` change: its action completed, and the call that completed it. */
 function completionRows(
-  change: Extract<RecordChange, { kind: 'completion' }>,
+  change: Extract<RecordChange, { kind: 'completed' }>,
   seq: string,
 ): [ActionRow, AttemptRow] {
   const { action, ...attempt } = change.attempt;

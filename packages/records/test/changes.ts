@@ -1,6 +1,6 @@
 import { waitingAction, webhookState } from '@pw/shared';
 import type {
-  AcceptedWebhookRecord,
+  WebhookEntry,
   ActionOutcome,
   AttemptRecord,
   AuditRecord,
@@ -14,7 +14,7 @@ export const webhookId = (n: number): string => `wh_${String(n).padStart(22, '0'
 
 export function accepted(
   seq: bigint,
-  record: Partial<AcceptedWebhookRecord> & { webhook_id: string },
+  record: Partial<WebhookEntry> & { webhook_id: string },
 ): RecordChange {
   return {
     kind: 'webhook',
@@ -80,7 +80,7 @@ export const completion = (
   webhook: string,
   name: string,
 ): RecordChange => ({
-  kind: 'completion',
+  kind: 'completed',
   seq,
   at,
   webhook_id: webhook,

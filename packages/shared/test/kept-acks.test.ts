@@ -11,7 +11,7 @@ import {
   sampleEvent,
   WebhookIntake,
 } from '../src/index.js';
-import type { ActionJobData, ActionName, WebhookJobData } from '../src/index.js';
+import type { ActionJobData, ActionName, AcceptedWebhook } from '../src/index.js';
 import { useScriptRedis } from './script-redis.js';
 
 // What a delivered event leaves for the deduplication window, through the intake the ingress
@@ -49,11 +49,11 @@ afterEach(() => queue.close());
 
 let next = 0;
 /** A quote event dated `eventAt`, as the ingress would take it in at `receivedAt`. */
-function webhook(event: Record<string, unknown>, receivedAt = new Date()): WebhookJobData {
+function webhook(event: Record<string, unknown>, receivedAt = new Date()): AcceptedWebhook {
   next += 1;
   return {
     webhook_id: `wh_test${next}`,
-    event_type: event.event_type as WebhookJobData['event_type'],
+    event_type: event.event_type as AcceptedWebhook['event_type'],
     entity_id: String(event.quote_id),
     received_at: receivedAt.toISOString(),
     actions: ['notify_customer', 'update_sales_opportunity'] as ActionName[],

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { DEFAULT_ACTIONS_CONFIG, PartitionedIntake, Partitions } from '@pw/shared';
-import type { AcceptedWebhook, ActionsConfig, BackoffPolicy, WebhookJobData } from '@pw/shared';
+import type { IntakeResult, ActionsConfig, BackoffPolicy, AcceptedWebhook } from '@pw/shared';
 
 export interface TestIntakeSettings {
   /** `ACTIONS_CONFIG` as the ingress reads it: each action's attempts and backoff. */
@@ -18,16 +18,16 @@ export interface TestIntakeSettings {
 
 export interface TestIntake {
   /** The intake's answer to `webhook`: its ack, or for a repeat the first delivery's. */
-  accept(webhook: WebhookJobData): Promise<AcceptedWebhook>;
+  accept(webhook: AcceptedWebhook): Promise<IntakeResult>;
   /**
    * Takes `webhook` in as the ingress does (the shared `PartitionedIntake`): its record, then its
    * action jobs. Throws for a repeat of an event already taken in, which adds nothing: a test that
    * waited on its id would wait for nothing.
    */
-  add(webhook: WebhookJobData): Promise<AcceptedWebhook>;
+  add(webhook: AcceptedWebhook): Promise<IntakeResult>;
   /** `PartitionedIntake.endQuarantine`: a quarantined webhook's release or discard. */
   endQuarantine(
-    webhook: WebhookJobData,
+    webhook: AcceptedWebhook,
     mode: 'release' | 'discard',
     storedNewestMs?: number,
   ): Promise<boolean>;

@@ -1,6 +1,6 @@
 import type { ActionName } from '../actions/action-table.js';
 import type { Acknowledgement } from '../events/acknowledgement.js';
-import type { WebhookJobData } from '../queue/queues.js';
+import type { AcceptedWebhook } from '../queue/queues.js';
 import { findAck, findLegacyAck } from './kept-acks.js';
 import type { DedupEntry, HashReader } from './kept-acks.js';
 
@@ -8,7 +8,7 @@ import type { DedupEntry, HashReader } from './kept-acks.js';
  * The ack of an accepted webhook: the first delivery's, and every repeat's; a quarantined one's
  * says so, with its problems.
  */
-export const ackOf = (webhook: WebhookJobData): Acknowledgement => ({
+export const ackOf = (webhook: AcceptedWebhook): Acknowledgement => ({
   received: true,
   processed_at: webhook.received_at,
   webhook_id: webhook.webhook_id,
@@ -23,7 +23,7 @@ export interface RepeatOf {
   /** The event's entry, where the intake keeps the first ack (`kept-acks.ts`). */
   entry: DedupEntry;
   /** The repeat itself. */
-  repeat: WebhookJobData;
+  repeat: AcceptedWebhook;
 }
 
 /**

@@ -2,10 +2,10 @@ import { identifier } from '../events/fields.js';
 import { SHARED_LUA } from '../lua/lua-files.js';
 import { luaCommand } from '../lua/lua-script.js';
 import { channels, DEAD_LETTER_MIN_SECONDS, deadLetterSeconds, keys } from '../queue/queues.js';
-import type { WebhookJobData } from '../queue/queues.js';
+import type { AcceptedWebhook } from '../queue/queues.js';
 import { INGRESS_COUNTS_KEEP_SECONDS } from '../records/ingress-counts.js';
 import { recordStreamKey } from '../records/record-changes.js';
-import type { AcceptedWebhookRecord } from '../records/record-changes.js';
+import type { WebhookEntry } from '../records/record-changes.js';
 import { encodeAck } from './kept-acks.js';
 import type { DedupEntry } from './kept-acks.js';
 import { outcomeKey } from '../outcomes/outcome-keys.js';
@@ -66,7 +66,7 @@ const identifierOrNull = (value: unknown): string | null => {
 };
 
 /** The accepted webhook as the record store takes it. */
-export const acceptedRecord = (job: WebhookJobData): AcceptedWebhookRecord => ({
+export const webhookEntry = (job: AcceptedWebhook): WebhookEntry => ({
   webhook_id: job.webhook_id,
   event_type: job.event_type,
   entity_id: job.entity_id,
@@ -82,7 +82,7 @@ export const acceptedRecord = (job: WebhookJobData): AcceptedWebhookRecord => ({
  * The fields of a new webhook's record: its own, and each action's state, waiting; a quarantined
  * one (no action) says so.
  */
-function intakeFields(job: WebhookJobData): string[] {
+function intakeFields(job: AcceptedWebhook): string[] {
   const fields = [
     ['webhook_id', job.webhook_id],
     ['event_type', job.event_type],
@@ -104,7 +104,7 @@ function intakeFields(job: WebhookJobData): string[] {
 export function addQuarantineEnd(
   transaction: CommandPipeline,
   settings: OutcomeStoreSettings,
-  job: WebhookJobData,
+  job: AcceptedWebhook,
   mode: 'release' | 'discard',
   intake: Pick<IntakeKeys, 'dedup' | 'eventTimeMs' | 'latestKeepMs' | 'actionDedupKeys'> & {
     /** The entity's newest event time the record store knows (ms), if any. */
@@ -147,7 +147,7 @@ export function addQuarantineEnd(
 export function addIntake(
   transaction: CommandPipeline,
   settings: OutcomeStoreSettings,
-  job: WebhookJobData,
+  job: AcceptedWebhook,
   intake: IntakeKeys,
 ): void {
   const prefix = settings.queuePrefix;
@@ -170,7 +170,7 @@ export function addIntake(
     settings.recordTtlSeconds,
     channels.outcomeChanged(prefix),
     job.webhook_id,
-    JSON.stringify({ ...acceptedRecord(job), trace_id: intake.traceId }),
+    JSON.stringify({ ...webhookEntry(job), trace_id: intake.traceId }),
     encodeAck({ ...job, quarantined: job.problems !== undefined }),
     minute,
     intake.eventTimeMs ?? '',

@@ -7,11 +7,11 @@ import { OutcomeStore } from '../outcomes/outcome-store.js';
 import type { PartitionCountGuard } from '../queue/partition-count.js';
 import type { Partitions } from '../queue/partitions.js';
 import { ActionQueues } from '../queue/action-queues.js';
-import type { ActionJobData, WebhookJobData } from '../queue/queues.js';
+import type { ActionJobData, AcceptedWebhook } from '../queue/queues.js';
 import type { RedisClient } from '../redis.js';
 import { intakeUnavailable, WebhookIntake } from './webhook-intake.js';
 import type {
-  AcceptedWebhook,
+  IntakeResult,
   IntakeEntry,
   IntakeSettings,
   PreparedWebhook,
@@ -64,12 +64,12 @@ export class PartitionedIntake {
   }
 
   /** `WebhookIntake.prepare`, by the partition the webhook's id names. */
-  prepare(webhook: WebhookJobData, canonical?: string): PreparedWebhook {
+  prepare(webhook: AcceptedWebhook, canonical?: string): PreparedWebhook {
     return this.intakeOf(webhook).prepare(webhook, canonical);
   }
 
   /** Takes one webhook in, by the partition its id names: its ack, or the first delivery's. */
-  accept(webhook: WebhookJobData, canonical?: string): Promise<AcceptedWebhook> {
+  accept(webhook: AcceptedWebhook, canonical?: string): Promise<IntakeResult> {
     const prepared = this.prepare(webhook, canonical);
     return new Promise((resolve, reject) => {
       void this.takeIn([{ ...prepared, resolve, reject }]);
@@ -81,7 +81,7 @@ export class PartitionedIntake {
    * the partition count is claimed.
    */
   async endQuarantine(
-    webhook: WebhookJobData,
+    webhook: AcceptedWebhook,
     mode: 'release' | 'discard',
     storedNewestMs?: number,
   ): Promise<boolean> {
@@ -132,11 +132,11 @@ export class PartitionedIntake {
   private async takeInto(index: number, entries: IntakeEntry[]): Promise<void> {
     const intake = this.intakes[index]!;
     if (this.replicas.count === 0) return intake.takeIn(entries);
-    const answered: { entry: IntakeEntry; accepted: AcceptedWebhook }[] = [];
+    const answered: { entry: IntakeEntry; accepted: IntakeResult }[] = [];
     await intake.takeIn(
       entries.map((entry) => ({
         ...entry,
-        resolve: (accepted: AcceptedWebhook) => answered.push({ entry, accepted }),
+        resolve: (accepted: IntakeResult) => answered.push({ entry, accepted }),
       })),
     );
     if (answered.length === 0) return;
@@ -177,7 +177,7 @@ export class PartitionedIntake {
     await Promise.all(this.queues.map((queue) => queue.close().catch(() => undefined)));
   }
 
-  private intakeOf(webhook: WebhookJobData): WebhookIntake {
+  private intakeOf(webhook: AcceptedWebhook): WebhookIntake {
     return this.intakes[this.partitions.ofWebhookId(webhook.webhook_id)]!;
   }
 }

@@ -8,7 +8,7 @@ import { RetryableError } from '../errors.js';
 import type { OutcomeStore } from '../outcomes/outcome-store.js';
 import { actionJobs } from '../queue/action-jobs.js';
 import { deadLetterSeconds, eventTime, keys, orderTime } from '../queue/queues.js';
-import type { ActionJobData, BackoffPolicy, WebhookJobData } from '../queue/queues.js';
+import type { ActionJobData, BackoffPolicy, AcceptedWebhook } from '../queue/queues.js';
 import { canonicalJson } from '../signing/canonical-json.js';
 import { jobTraceMetadata, traceFields } from '../tracing.js';
 import { ackOf, firstAck } from './first-ack.js';
@@ -30,7 +30,7 @@ export interface IntakeSettings {
   retry: { attempts: number; backoff: BackoffPolicy };
 }
 
-export interface AcceptedWebhook {
+export interface IntakeResult {
   ack: Acknowledgement;
   /** True when this delivery repeats one already acknowledged. */
   duplicate: boolean;
@@ -38,7 +38,7 @@ export interface AcceptedWebhook {
 
 /** A webhook made ready for the intake's transaction (`WebhookIntake.prepare`). */
 export interface PreparedWebhook {
-  webhook: WebhookJobData;
+  webhook: AcceptedWebhook;
   /** Its action jobs, refused by BullMQ as duplicates when the webhook is a repeat. */
   jobs: Job<ActionJobData>[];
   /** The SHA-256 of the event's canonical JSON. */
@@ -49,7 +49,7 @@ export interface PreparedWebhook {
 
 /** A prepared webhook and how its sender learns the answer. */
 export interface IntakeEntry extends PreparedWebhook {
-  resolve(accepted: AcceptedWebhook): void;
+  resolve(accepted: IntakeResult): void;
   reject(error: unknown): void;
 }
 
@@ -93,7 +93,7 @@ export class WebhookIntake {
   }
 
   /** Takes one webhook in, in a transaction of its own: its ack, or the first delivery's. */
-  accept(webhook: WebhookJobData, canonical?: string): Promise<AcceptedWebhook> {
+  accept(webhook: AcceptedWebhook, canonical?: string): Promise<IntakeResult> {
     const prepared = this.prepare(webhook, canonical);
     return new Promise((resolve, reject) => {
       void this.takeIn([{ ...prepared, resolve, reject }]);
@@ -105,7 +105,7 @@ export class WebhookIntake {
    * now (the request's), as BullMQ's own add would. `canonical`: the event's canonical JSON, if
    * already made (the ingress makes it to check the signature).
    */
-  prepare(webhook: WebhookJobData, canonical = canonicalJson(webhook.event)): PreparedWebhook {
+  prepare(webhook: AcceptedWebhook, canonical = canonicalJson(webhook.event)): PreparedWebhook {
     return {
       webhook,
       jobs: this.actionJobsOf(webhook),
@@ -165,7 +165,7 @@ export class WebhookIntake {
    * Redis did not take it (`intakeUnavailable`).
    */
   async endQuarantine(
-    webhook: WebhookJobData,
+    webhook: AcceptedWebhook,
     mode: 'release' | 'discard',
     storedNewestMs?: number,
   ): Promise<boolean> {
@@ -213,7 +213,7 @@ export class WebhookIntake {
    * webhook's jobs are added (the key lives a millisecond), while a repeat's are refused, since the
    * intake script has just written those keys.
    */
-  private actionJobsOf(webhook: WebhookJobData): Job<ActionJobData>[] {
+  private actionJobsOf(webhook: AcceptedWebhook): Job<ActionJobData>[] {
     // With tracing on, each job carries the current trace for the worker's spans to continue
     // (what BullMQ's own add would do; these adds are the intake's transaction).
     const traceMetadata = jobTraceMetadata();

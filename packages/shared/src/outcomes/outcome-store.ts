@@ -1,9 +1,9 @@
 import { ACTION_COUNTS_KEEP_SECONDS, channels, deadLetterSeconds, keys } from '../queue/queues.js';
-import type { WebhookJobData } from '../queue/queues.js';
+import type { AcceptedWebhook } from '../queue/queues.js';
 import { withCommand } from '../redis.js';
 import type { RedisClient } from '../redis.js';
-import { COMPLETION_KIND, recordStreamKey } from '../records/record-changes.js';
-import type { CompletionEntry } from '../records/record-changes.js';
+import { COMPLETED_KIND, recordStreamKey } from '../records/record-changes.js';
+import type { CompletedEntry } from '../records/record-changes.js';
 import { boundedError } from './bounded-error.js';
 import { attemptOf, noCall, OUTCOME_CHANGE_COMMAND, outcomeChangeCall } from './outcome-change.js';
 import type {
@@ -48,7 +48,7 @@ export class OutcomeStore {
   }
 
   /** Adds to `transaction` the intake of a webhook (see `addIntake`). */
-  intake(transaction: CommandPipeline, job: WebhookJobData, intake: IntakeKeys): void {
+  intake(transaction: CommandPipeline, job: AcceptedWebhook, intake: IntakeKeys): void {
     addIntake(transaction, this.settings, job, intake);
   }
 
@@ -153,7 +153,7 @@ export class OutcomeStore {
     attempt: number,
   ): Promise<void> {
     const call = attemptOf('completed', timing);
-    const entry: CompletionEntry = {
+    const entry: CompletedEntry = {
       webhook_id: webhookId,
       action,
       attempt,
@@ -174,7 +174,7 @@ export class OutcomeStore {
       .expire(key, deadLetterSeconds(recordTtlSeconds), 'NX')
       .hincrby(counts, 'completed', 1)
       .expire(counts, ACTION_COUNTS_KEEP_SECONDS, 'NX')
-      .xadd(recordStreamKey(prefix), '*', 'k', COMPLETION_KIND, 'd', JSON.stringify(entry))
+      .xadd(recordStreamKey(prefix), '*', 'k', COMPLETED_KIND, 'd', JSON.stringify(entry))
       .publish(this.channel, webhookId)
       .exec();
     const failure = replies?.find(([error]) => error)?.[0];

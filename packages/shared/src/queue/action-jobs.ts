@@ -1,7 +1,7 @@
 import type { JobsOptions } from 'bullmq';
 import type { ActionsConfig } from '../actions/actions-config.js';
 import { actionJobId, deadLetterSeconds } from './queues.js';
-import type { ActionJobData, BackoffPolicy, WebhookJobData } from './queues.js';
+import type { ActionJobData, BackoffPolicy, AcceptedWebhook } from './queues.js';
 
 /** The default retry policy (`ACTION_ATTEMPTS`, `ACTION_BACKOFF`, ...) and `RECORD_TTL_SECONDS`. */
 export interface RetryDefaults {
@@ -28,7 +28,7 @@ export const BACKOFF_TYPE = 'partner-webhooks';
  * records it as skipped, so the outcome record lists every action of the ack.
  */
 export function actionJobs(
-  webhook: WebhookJobData,
+  webhook: AcceptedWebhook,
   config: ActionsConfig,
   defaults: RetryDefaults,
 ): { name: string; data: ActionJobData; opts: JobsOptions }[] {

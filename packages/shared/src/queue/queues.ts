@@ -40,7 +40,7 @@ export function orderTime(event: Record<string, unknown>, receivedMs: number): n
  * An accepted webhook, as the intake (`WebhookIntake`) takes it in: what its record opens with
  * and its action jobs are made from.
  */
-export interface WebhookJobData {
+export interface AcceptedWebhook {
   webhook_id: string;
   event_type: EventType;
   entity_id: string;

@@ -10,8 +10,8 @@ import type { WebhookOutcome } from '../outcomes/webhook-outcome.js';
  */
 export const recordStreamKey = (prefix: string): string => keys.records(prefix);
 
-/** The `k` of a stream entry that is a `CompletionEntry` (an action's call completed). */
-export const COMPLETION_KIND = 'completed';
+/** The `k` of a stream entry that is a `CompletedEntry` (an action's call completed). */
+export const COMPLETED_KIND = 'completed';
 
 /** The consumer group the recorders read the stream with. */
 export const RECORDER_GROUP = 'recorder';
@@ -35,7 +35,7 @@ export interface AttemptRecord {
 }
 
 /** The webhook as accepted: written once, when the ingress (or, failing it, the worker) opens it. */
-export interface AcceptedWebhookRecord {
+export interface WebhookEntry {
   webhook_id: string;
   event_type: string;
   entity_id: string;
@@ -68,7 +68,7 @@ export interface AuditRecord {
  * or an older change written after a newer one, never moves a record backwards.
  */
 export type RecordChange =
-  | { kind: 'webhook'; seq: bigint; at: string; webhook: AcceptedWebhookRecord }
+  | { kind: 'webhook'; seq: bigint; at: string; webhook: WebhookEntry }
   | {
       kind: 'outcome';
       seq: bigint;
@@ -80,10 +80,10 @@ export type RecordChange =
     }
   | {
       /**
-       * An action's call completed (`CompletionEntry`): the change to that action alone, written
+       * An action's call completed (`CompletedEntry`): the change to that action alone, written
        * by the worker with the same change to the hot record (`OutcomeStore.completed`).
        */
-      kind: 'completion';
+      kind: 'completed';
       seq: bigint;
       at: string;
       webhook_id: string;
@@ -95,7 +95,7 @@ export type RecordChange =
  * The `d` of a `completed` entry of the record stream: the action whose call completed, which
  * call of the action it was (`attempt`, the action's `attempts` now), and how that call went.
  */
-export interface CompletionEntry {
+export interface CompletedEntry {
   webhook_id: string;
   action: string;
   attempt: number;
