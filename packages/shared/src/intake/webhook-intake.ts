@@ -9,6 +9,8 @@ import type { OutcomeStore } from '../outcomes/outcome-store.js';
 import { actionJobs } from '../queue/action-jobs.js';
 import { deadLetterSeconds, eventTime, keys, orderTime } from '../queue/queues.js';
 import type { ActionJobData, BackoffPolicy, AcceptedWebhook } from '../queue/queues.js';
+import { withCommand } from '../redis.js';
+import type { LuaCommand, RedisClient } from '../redis.js';
 import { canonicalJson } from '../signing/canonical-json.js';
 import { jobTraceMetadata, traceFields } from '../tracing.js';
 import { ackOf, firstAck } from './first-ack.js';
@@ -82,7 +84,6 @@ export class WebhookIntake {
   private readonly dedupSeconds: number;
 
   /** The Lua commands the queue's client has been given. */
-  private readonly defined = new Set<string>();
 
   constructor(
     private readonly actionsQueue: Queue<ActionJobData>,
@@ -196,15 +197,11 @@ export class WebhookIntake {
     return true;
   }
 
-  /** The queue's client, given `command` the first time. */
-  private async clientWith(command: { name: string; numberOfKeys?: number; lua: string }) {
+  /** The queue's client, given `command` (`withCommand`, which defines it once per client). */
+  private async clientWith(command: LuaCommand) {
     const client = await this.actionsQueue.backend.client;
-    if (!this.defined.has(command.name)) {
-      // Its number of keys comes first in each call (ioredis's form when none is defined),
-      // which BullMQ's client type does not allow for.
-      client.defineCommand(command.name, command as { numberOfKeys: number; lua: string });
-      this.defined.add(command.name);
-    }
+    // BullMQ's client, an ioredis client, typed by BullMQ: its transactions are what its adds take.
+    withCommand(client as unknown as RedisClient, command);
     return client;
   }
 
