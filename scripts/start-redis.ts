@@ -1,6 +1,6 @@
 // npm start's Redis: `REDIS_URL` when set (or in production), else the Redis answering on the
 // apps' default address, else a private one started there (packages/test-utils/src/local-redis.ts).
-import { DEFAULT_REDIS } from '@pw/shared';
+import { DEFAULT_REDIS } from '@pw/shared/config';
 import { findOnPath } from '@pw/test-utils/find-program';
 import { LOCAL_REDIS_WAYS, LocalRedisError, startLocalRedis } from '@pw/test-utils/local-redis';
 import type { LocalRedis } from '@pw/test-utils/local-redis';

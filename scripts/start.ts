@@ -10,13 +10,9 @@ import { createInterface } from 'node:readline';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  configOrExit,
-  EMBEDDED_POSTGRES_ROLE,
-  loadStartConfig,
-  readableLine,
-  startEmbeddedPostgres,
-} from '@pw/shared';
+import { configOrExit, loadStartConfig } from '@pw/shared/config';
+import { EMBEDDED_POSTGRES_ROLE, startEmbeddedPostgres } from '@pw/shared/records';
+import { readableLine } from '@pw/shared/runtime';
 import { buildConsole, CONSOLE_DIST } from '../apps/dashboard/build-console.js';
 import { redisForStart } from './start-redis.js';
 

@@ -2,7 +2,7 @@
 // at a time, driven as fast as it answers (as in the bench's ingress phase), under each set of
 // flags in turn, in interleaved rounds: CPU per accepted webhook (user and system time from /proc,
 // less noisy than a rate on a shared machine), accepted/s and peak RSS, as medians and ranges.
-import { INGRESS_NODE_FLAGS } from '@pw/shared';
+import { INGRESS_NODE_FLAGS } from '@pw/shared/runtime';
 import { BenchRun } from './bench-run.js';
 import { measure } from './measure.js';
 import { readOptions } from './options.js';

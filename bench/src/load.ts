@@ -1,5 +1,6 @@
 import autocannon from 'autocannon';
-import { EVENT_KINDS, eventDefinitionByKind, sampleEvent, signEvent } from '@pw/shared';
+import { EVENT_KINDS, eventDefinitionByKind, sampleEvent } from '@pw/shared/events';
+import { signEvent } from '@pw/shared/signing';
 
 export interface LoadResult {
   /** 2xx answers per second over the run. */

@@ -1,7 +1,7 @@
 // The processes the bench measures: the Express echo, the sandbox, the ingress and the worker, each
 // a ChildRun that the run tracks, started and awaited until it answers.
 import { execFileSync } from 'node:child_process';
-import { INGRESS_NODE_FLAGS } from '@pw/shared';
+import { INGRESS_NODE_FLAGS } from '@pw/shared/runtime';
 import { ChildRun, freePort, repoRoot } from '@pw/test-utils';
 import type { BenchRun } from './bench-run.js';
 import type { SandboxReady, SandboxStats } from './sandbox-process.js';

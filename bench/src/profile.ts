@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
-import { QUEUE_NAMES, QUEUE_STREAMS } from '@pw/shared';
+import { QUEUE_NAMES, QUEUE_STREAMS } from '@pw/shared/queue';
 import { repoRoot } from '@pw/test-utils';
 import { BenchRun } from './bench-run.js';
 import { formatSummary, partCosts, readProfile, summarize } from './cpu-profile.js';

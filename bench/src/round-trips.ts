@@ -5,15 +5,10 @@
 import { parseArgs } from 'node:util';
 import { cpus } from 'node:os';
 import { Redis } from 'ioredis';
-import {
-  OUTCOME_CHANGE_COMMAND,
-  attemptOf,
-  isoNow,
-  outcomeChangeCall,
-  outcomeKey,
-  withCommand,
-} from '@pw/shared';
-import type { OutcomeChangeCommand } from '@pw/shared';
+import { OUTCOME_CHANGE_COMMAND, attemptOf, outcomeChangeCall, withCommand } from '@pw/shared/lua';
+import { isoNow } from '@pw/shared/outcomes';
+import { keys } from '@pw/shared/queue';
+import type { OutcomeChangeCommand } from '@pw/shared/lua';
 import { PrivateRedis } from '@pw/test-utils';
 import { median } from './results.js';
 import { redisCpuMs } from './redis-info.js';
@@ -40,7 +35,7 @@ type Call = (redis: Client, i: number) => Promise<unknown>;
 
 /** The calls measured: each sent `CALLS` times, to `CALLS` webhooks' records. */
 const CASES: [name: string, call: Call][] = [
-  ['HSET of one field', (redis, i) => redis.hset(outcomeKey('rt', `wh_${i}`), 'x', '1')],
+  ['HSET of one field', (redis, i) => redis.hset(keys.outcome('rt', `wh_${i}`), 'x', '1')],
   ['EVALSHA of a script that does nothing', (redis, i) => redis.pwNothing(`wh_${i}`)],
   [
     'outcome-change-3.lua, an action completed',
@@ -71,7 +66,7 @@ async function records(redis: Redis): Promise<void> {
   for (let start = 0; start < CALLS; start += PIPELINE) {
     const pipeline = redis.pipeline();
     for (let i = start; i < Math.min(CALLS, start + PIPELINE); i++) {
-      const key = outcomeKey('rt', `wh_${i}`);
+      const key = keys.outcome('rt', `wh_${i}`);
       pipeline.hset(key, {
         webhook_id: `wh_${i}`,
         event_type: 'quote.status_changed',

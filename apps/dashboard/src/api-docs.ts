@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import express from 'express';
 import type { Router } from 'express';
-import { openApiDocument } from '@pw/shared';
+import { openApiDocument } from '@pw/shared/openapi';
 
 /** Swagger UI's files, as the swagger-ui-dist package ships them. */
 const SWAGGER_UI = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));

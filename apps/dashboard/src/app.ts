@@ -3,15 +3,12 @@ import helmet from 'helmet';
 import type { NextFunction, Request, Response } from 'express';
 import type { Queue } from 'bullmq';
 import type { Registry } from 'prom-client';
-import type {
-  ActionsConfig,
-  AuditLog,
-  CircuitBoard,
-  Logger,
-  RejectedChanges,
-  RulesStore,
-} from '@pw/shared';
-import type { ActionQueues } from '@pw/shared';
+import type { ActionsConfig } from '@pw/shared/actions';
+import type { CircuitBoard } from '@pw/shared/circuits';
+import type { AuditLog, RejectedChanges } from '@pw/shared/records';
+import type { RulesStore } from '@pw/shared/rules';
+import type { Logger } from '@pw/shared/runtime';
+import type { ActionQueues } from '@pw/shared/queue';
 import { apiDocs } from './api-docs.js';
 import { basicAuth } from './basic-auth.js';
 import { consoleAssets } from './console-assets.js';

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
-import type { Logger } from '@pw/shared';
+import type { Logger } from '@pw/shared/runtime';
 import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
 import type { LoginLimit, LoginVerdict } from './login-limit.js';
 

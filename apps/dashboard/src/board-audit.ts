@@ -1,6 +1,7 @@
 import express from 'express';
 import type { Router } from 'express';
-import type { AuditLog, Logger } from '@pw/shared';
+import type { AuditLog } from '@pw/shared/records';
+import type { Logger } from '@pw/shared/runtime';
 import { BOARD_ACTIONS } from './board-guard.js';
 
 /** What one audit line says about a board action, besides the user and the outcome. */

@@ -1,7 +1,8 @@
 import express from 'express';
-import type { ActionQueues } from '@pw/shared';
+import type { CircuitBoard } from '@pw/shared/circuits';
+import type { ActionQueues } from '@pw/shared/queue';
+import type { AuditLog } from '@pw/shared/records';
 import { z } from 'zod';
-import type { AuditLog, CircuitBoard } from '@pw/shared';
 import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
 
 export interface CircuitApiDeps {

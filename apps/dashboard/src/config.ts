@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { readActionsConfig } from '@pw/shared/actions';
 import {
   actionsConfigEnv,
   commonEnv,
@@ -9,12 +10,11 @@ import {
   envPort,
   isProduction,
   loadConfig,
-  readActionsConfig,
   recordTtlEnv,
   retryEnv,
   withCommonChecks,
-} from '@pw/shared';
-import type { ActionsConfig } from '@pw/shared';
+} from '@pw/shared/config';
+import type { ActionsConfig } from '@pw/shared/actions';
 
 const unsetIfEmpty = (value: unknown) => (value === '' ? undefined : value);
 

@@ -1,6 +1,6 @@
 import express from 'express';
 import { z } from 'zod';
-import type { AuditLog } from '@pw/shared';
+import type { AuditLog } from '@pw/shared/records';
 import { DEAD_LETTER_LIMIT, decodeCursor } from './dead-letters.js';
 import type { DeadLetterFilter } from './dead-letters.js';
 import type { Operator } from './operator.js';

@@ -1,10 +1,14 @@
 import type { Job } from 'bullmq';
-import { actionOfJobId, actionsOf, EVENT_TYPES, isActionName } from '@pw/shared';
-import type { ActionJobData, ActionName, EventType, RedisClient } from '@pw/shared';
+import { actionsOf, isActionName } from '@pw/shared/actions';
+import type { ActionName } from '@pw/shared/actions';
+import { EVENT_TYPES } from '@pw/shared/events';
+import type { EventType } from '@pw/shared/events';
+import { actionOfJobId } from '@pw/shared/queue';
+import type { ActionJobData, ActionQueues } from '@pw/shared/queue';
+import type { RedisClient } from '@pw/shared/runtime';
 import type { DeadLetter, DeadLetterPage } from '@pw/shared/operator-api';
 
 export type { DeadLetter, DeadLetterPage };
-import type { ActionQueues } from '@pw/shared';
 import { FailedSet } from './failed-set.js';
 import type { FailedEntry, FailedRange } from './failed-set.js';
 

@@ -1,6 +1,6 @@
 import type { Response } from 'express';
-import { PwError } from '@pw/shared';
-import type { Problem } from '@pw/shared';
+import { PwError } from '@pw/shared/runtime';
+import type { Problem } from '@pw/shared/events';
 
 /** The codes of the dashboard's error bodies; exported so that tests assert on them. */
 export const DASHBOARD_ERROR_CODES = {

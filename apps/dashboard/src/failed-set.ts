@@ -1,4 +1,4 @@
-import type { RedisClient } from '@pw/shared';
+import type { RedisClient } from '@pw/shared/runtime';
 
 /**
  * A place in BullMQ's failed set (`<prefix>:actions:failed`, one per partition), a sorted set of job ids scored by

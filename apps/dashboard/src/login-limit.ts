@@ -1,5 +1,7 @@
-import { invalidArgument, keys, luaCommand, withCommand } from '@pw/shared';
-import type { RedisClient } from '@pw/shared';
+import { luaCommand, withCommand } from '@pw/shared/lua';
+import { keys } from '@pw/shared/queue';
+import { invalidArgument } from '@pw/shared/runtime';
+import type { RedisClient } from '@pw/shared/runtime';
 import { DASHBOARD_LUA } from './lua/lua-files.js';
 
 export interface LoginLimitOptions {

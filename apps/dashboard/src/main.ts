@@ -1,25 +1,20 @@
 // Composition root of the dashboard: the only place that reads the environment and builds clients.
 import { fileURLToPath } from 'node:url';
 import { RecordStore } from '@pw/records';
+import { CircuitBoard } from '@pw/shared/circuits';
+import { configOrExit, retryPolicy } from '@pw/shared/config';
+import { PartitionedIntake } from '@pw/shared/intake';
+import { OutcomeStore } from '@pw/shared/outcomes';
+import { ActionQueues, PartitionCountGuard, Partitions } from '@pw/shared/queue';
+import { AuditLog, RejectedChanges } from '@pw/shared/records';
+import { DEFAULT_RULES, RulesStore } from '@pw/shared/rules';
 import {
-  AuditLog,
-  RejectedChanges,
-  CircuitBoard,
   closeServer,
-  configOrExit,
   onShutdownSignals,
   createHttpServer,
   createLogger,
   createRedis,
-  DEFAULT_RULES,
-  OutcomeStore,
-  PartitionCountGuard,
-  PartitionedIntake,
-  Partitions,
-  retryPolicy,
-  RulesStore,
-} from '@pw/shared';
-import { ActionQueues } from '@pw/shared';
+} from '@pw/shared/runtime';
 import { createDashboard } from './app.js';
 import { loadDashboardConfig } from './config.js';
 import { LoginLimit } from './login-limit.js';

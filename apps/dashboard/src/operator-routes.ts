@@ -1,5 +1,6 @@
 import express from 'express';
-import type { AuditLog, Logger } from '@pw/shared';
+import type { AuditLog } from '@pw/shared/records';
+import type { Logger } from '@pw/shared/runtime';
 import { circuitApi } from './circuit-routes.js';
 import { deadLetterApi } from './dead-letter-routes.js';
 import type { CircuitApiDeps } from './circuit-routes.js';

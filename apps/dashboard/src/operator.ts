@@ -1,8 +1,11 @@
 import type { Job } from 'bullmq';
-import { actionJobId, isActionName, sourceOfWebhook } from '@pw/shared';
+import { isActionName } from '@pw/shared/actions';
+import { sourceOfWebhook } from '@pw/shared/outcomes';
+import type { OutcomeStore } from '@pw/shared/outcomes';
+import { actionJobId } from '@pw/shared/queue';
+import type { ActionJobData, ActionQueues } from '@pw/shared/queue';
+import type { RedisClient } from '@pw/shared/runtime';
 import type { RecordStore, WebhookRecord } from '@pw/records';
-import type { ActionJobData, OutcomeStore, RedisClient } from '@pw/shared';
-import type { ActionQueues } from '@pw/shared';
 import { DeadLetters } from './dead-letters.js';
 import type { DeadLetterFilter, DeadLetterPage } from './dead-letters.js';
 import type { FailedEntry } from './failed-set.js';

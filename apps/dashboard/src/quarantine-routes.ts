@@ -1,7 +1,7 @@
 import express from 'express';
 import { z } from 'zod';
-import { validationProblems } from '@pw/shared';
-import type { AuditLog } from '@pw/shared';
+import { validationProblems } from '@pw/shared/events';
+import type { AuditLog } from '@pw/shared/records';
 import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
 import { newBulkRelease } from './quarantine.js';
 import type { Quarantine } from './quarantine.js';

@@ -1,12 +1,9 @@
-import { EVENT_REGISTRY, NUL_PROBLEM, recheckEvent, selectActions } from '@pw/shared';
-import type {
-  EventDefinition,
-  EventType,
-  PartitionedIntake,
-  Problem,
-  RulesStore,
-  AcceptedWebhook,
-} from '@pw/shared';
+import { EVENT_REGISTRY, NUL_PROBLEM, recheckEvent } from '@pw/shared/events';
+import { selectActions } from '@pw/shared/rules';
+import type { EventDefinition, EventType, Problem } from '@pw/shared/events';
+import type { PartitionedIntake } from '@pw/shared/intake';
+import type { AcceptedWebhook } from '@pw/shared/queue';
+import type { RulesStore } from '@pw/shared/rules';
 import type { RecordStore } from '@pw/records';
 import type {
   BulkRelease,

@@ -3,7 +3,8 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type express from 'express';
 import type { Queue } from 'bullmq';
-import type { AuditLog, Logger } from '@pw/shared';
+import type { AuditLog } from '@pw/shared/records';
+import type { Logger } from '@pw/shared/runtime';
 import { boardAudit } from './board-audit.js';
 import { boardHooks } from './board-guard.js';
 

@@ -1,5 +1,5 @@
 import { INVALID_CURSOR, INVALID_TIME, storeFailure } from '@pw/records';
-import { PwError } from '@pw/shared';
+import { PwError } from '@pw/shared/runtime';
 import { DASHBOARD_ERROR_CODES, DashboardError } from './error-response.js';
 
 /**

@@ -1,7 +1,7 @@
 import express from 'express';
 import { z } from 'zod';
 import type { RecordStore } from '@pw/records';
-import { identifier, validationProblems } from '@pw/shared';
+import { identifier, validationProblems } from '@pw/shared/events';
 import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
 import { fromRecordStore } from './record-store-errors.js';
 

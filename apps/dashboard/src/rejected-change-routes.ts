@@ -1,7 +1,7 @@
 import express from 'express';
 import { z } from 'zod';
-import { isStreamId } from '@pw/shared';
-import type { AuditLog, RejectedChanges } from '@pw/shared';
+import { isStreamId } from '@pw/shared/records';
+import type { AuditLog, RejectedChanges } from '@pw/shared/records';
 import { refuse } from './records-api.js';
 
 export interface RejectedChangeApiDeps {

@@ -1,13 +1,11 @@
 import express from 'express';
 import { z } from 'zod';
-import {
-  DEFAULT_ACTIONS_CONFIG,
-  effectiveRules,
-  EVENT_TYPES,
-  routingRulesSchema,
-  selectActions,
-} from '@pw/shared';
-import type { ActionsConfig, AuditLog, RoutingRule, RulesStore } from '@pw/shared';
+import { DEFAULT_ACTIONS_CONFIG, effectiveRules } from '@pw/shared/actions';
+import { EVENT_TYPES } from '@pw/shared/events';
+import { routingRulesSchema, selectActions } from '@pw/shared/rules';
+import type { ActionsConfig } from '@pw/shared/actions';
+import type { AuditLog } from '@pw/shared/records';
+import type { RoutingRule, RulesStore } from '@pw/shared/rules';
 import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
 
 export interface RulesApiDeps {

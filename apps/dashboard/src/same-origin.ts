@@ -1,5 +1,5 @@
 import type { Request, RequestHandler } from 'express';
-import { invalidArgument } from '@pw/shared';
+import { invalidArgument } from '@pw/shared/runtime';
 import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
 
 /** Methods that change nothing, so a cross-site page gains nothing by sending them. */

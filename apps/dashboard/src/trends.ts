@@ -1,6 +1,8 @@
 import type { Queue } from 'bullmq';
-import { ACTION_COUNTS, countMinute, keys } from '@pw/shared';
-import type { ActionCount, Partitions, RedisClient } from '@pw/shared';
+import { countMinute } from '@pw/shared/outcomes';
+import { ACTION_COUNTS, keys } from '@pw/shared/queue';
+import type { ActionCount, Partitions } from '@pw/shared/queue';
+import type { RedisClient } from '@pw/shared/runtime';
 import type { TrendMinute, Trends } from '@pw/shared/operator-api';
 
 export type { TrendMinute, Trends };
@@ -13,9 +15,9 @@ type MinuteCounts = Omit<TrendMinute, 'at'>;
 /**
  * The console's trends, from per-minute counters in Redis, summed over the partitions: the
  * ingress counts what it accepts in its intake script, the worker what it completes, fails and
- * holds in the same command as the change to the webhook's record, each in the webhook's partition. Redis rather than the record store, so
- * that the charts are live when the store or the recorder is behind, and cost 120 hash reads per
- * partition however busy the hour was, not a scan of its attempts. `queues`: the queues whose
+ * holds with the change to the webhook's record, each in the webhook's partition. Redis rather
+ * than the record store, so that the charts are live when the store or the recorder is behind,
+ * and cost 120 hash reads per partition however busy the hour was, not a scan of its attempts. `queues`: the queues whose
  * oldest waiting job is shown (a queue of several partitions: the oldest of all).
  */
 export async function readTrends(

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { Worker } from 'bullmq';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { ActionJobData } from '@pw/shared';
+import type { ActionJobData } from '@pw/shared/queue';
 import { launchChromium } from '@pw/test-utils';
 import { AUTH, failedAction, standInWorker, startDashboard } from './harness.js';
 import type { DashboardHarness } from './harness.js';

@@ -10,8 +10,8 @@ import type { AddressInfo } from 'node:net';
 import type { Worker } from 'bullmq';
 import type { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { actionJobId, newWebhookId, QUEUE_NAMES } from '@pw/shared';
-import type { ActionJobData } from '@pw/shared';
+import { actionJobId, newWebhookId, QUEUE_NAMES } from '@pw/shared/queue';
+import type { ActionJobData } from '@pw/shared/queue';
 import {
   AUTH,
   failedAction as failedActionOf,

@@ -2,7 +2,8 @@
 // them: why each is open in words, a recovering one, the poison inputs counted and the newest
 // listed, each a link to its webhook's page; no console error or CSP violation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actionJobId, circuitKeys } from '@pw/shared';
+import { circuitKeys } from '@pw/shared/circuits';
+import { actionJobId } from '@pw/shared/queue';
 import { startConsoleInBrowser } from './console-browser.js';
 import type { ConsoleInBrowser } from './console-browser.js';
 import { webhookOf } from './harness.js';

@@ -5,8 +5,9 @@
 // their fields written as the breaker writes them).
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actionJobId, circuitKeys } from '@pw/shared';
-import type { CircuitView } from '@pw/shared';
+import { circuitKeys } from '@pw/shared/circuits';
+import { actionJobId } from '@pw/shared/queue';
+import type { CircuitView } from '@pw/shared/circuits';
 import { openCircuit } from '@pw/test-utils';
 import { AUTH, notifyCustomer, startDashboard } from './harness.js';
 import type { DashboardHarness } from './harness.js';

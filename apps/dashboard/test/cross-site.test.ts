@@ -3,7 +3,7 @@
 // depends on where the request comes from, not on the credentials.
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_RULES } from '@pw/shared';
+import { DEFAULT_RULES } from '@pw/shared/rules';
 import { AUTH, HOST, OWN_ORIGIN, startDashboard } from './harness.js';
 import type { DashboardHarness } from './harness.js';
 

@@ -3,24 +3,16 @@ import { UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  AuditLog,
-  RejectedChanges,
-  actionJobId,
-  CircuitBoard,
-  createLogger,
-  DEFAULT_RULES,
-  noCall,
-  openApiDocument,
-  OutcomeStore,
-  Partitions,
-  QUEUE_NAMES,
-  RulesStore,
-} from '@pw/shared';
-import type { ActionJobData } from '@pw/shared';
+import { CircuitBoard } from '@pw/shared/circuits';
+import { openApiDocument } from '@pw/shared/openapi';
+import { noCall, OutcomeStore } from '@pw/shared/outcomes';
+import { actionJobId, ActionQueues, Partitions, QUEUE_NAMES } from '@pw/shared/queue';
+import type { ActionJobData } from '@pw/shared/queue';
+import { AuditLog, RejectedChanges } from '@pw/shared/records';
+import { DEFAULT_RULES, RulesStore } from '@pw/shared/rules';
+import { createLogger } from '@pw/shared/runtime';
 import { deleteKeys, startIntake, testRedisUrl, uniquePrefix } from '@pw/test-utils';
 import type { TestIntake } from '@pw/test-utils';
-import { ActionQueues } from '@pw/shared';
 import { createDashboard } from '../src/app.js';
 import { LoginLimit } from '../src/login-limit.js';
 import { createDashboardMetrics } from '../src/metrics.js';

@@ -3,7 +3,7 @@
 // from Redis only what it answers (watched with MONITOR on the test's own keys).
 import type { Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ActionJobData } from '@pw/shared';
+import type { ActionJobData } from '@pw/shared/queue';
 import { RedisMonitor, testRedisUrl } from '@pw/test-utils';
 import { failedActions, standInWorker, startDashboard } from './harness.js';
 import type { DashboardHarness, DeadLetterSpec } from './harness.js';

@@ -4,7 +4,7 @@
 import type { Worker } from 'bullmq';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ActionJobData } from '@pw/shared';
+import type { ActionJobData } from '@pw/shared/queue';
 import { startConsoleInBrowser } from './console-browser.js';
 import type { ConsoleInBrowser } from './console-browser.js';
 import { failedActions, standInWorker } from './harness.js';

@@ -4,24 +4,18 @@ import { UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { expect, vi } from 'vitest';
-import {
-  AuditLog,
-  RejectedChanges,
-  actionJobId,
-  CircuitBoard,
-  createLogger,
-  DEFAULT_RULES,
-  EVENT_REGISTRY,
-  OutcomeStore,
-  Partitions,
-  QUEUE_NAMES,
-  RulesStore,
-  sampleEvent,
-} from '@pw/shared';
-import type { ActionJobData, ActionName, EventType, AcceptedWebhook } from '@pw/shared';
+import type { ActionName } from '@pw/shared/actions';
+import { CircuitBoard } from '@pw/shared/circuits';
+import { EVENT_REGISTRY, sampleEvent } from '@pw/shared/events';
+import type { EventType } from '@pw/shared/events';
+import { OutcomeStore } from '@pw/shared/outcomes';
+import { actionJobId, ActionQueues, Partitions, QUEUE_NAMES } from '@pw/shared/queue';
+import type { ActionJobData, AcceptedWebhook } from '@pw/shared/queue';
+import { AuditLog, RejectedChanges } from '@pw/shared/records';
+import { DEFAULT_RULES, RulesStore } from '@pw/shared/rules';
+import { createLogger } from '@pw/shared/runtime';
 import { deleteKeys, startIntake, testRedisUrl, uniquePrefix } from '@pw/test-utils';
 import type { TestIntake } from '@pw/test-utils';
-import { ActionQueues } from '@pw/shared';
 import { createDashboard } from '../src/app.js';
 import type { RecordReader } from '../src/records-api.js';
 import { LoginLimit } from '../src/login-limit.js';

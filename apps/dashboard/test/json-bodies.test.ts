@@ -2,7 +2,7 @@
 // what a page can send anywhere without a CORS preflight, so it is refused whole rather than read
 // as an empty filter that matches everything.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_RULES } from '@pw/shared';
+import { DEFAULT_RULES } from '@pw/shared/rules';
 import { startDashboard } from './harness.js';
 import type { DashboardHarness } from './harness.js';
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { withCommand } from '@pw/shared';
+import { withCommand } from '@pw/shared/lua';
 import { deleteKeys, newTestRedis, uniquePrefix } from '@pw/test-utils';
 import { LOGIN_ATTEMPT } from '../src/login-limit.js';
 

@@ -3,8 +3,10 @@
 // partitions come in one list, newest first, and the counts are sums.
 import { UnrecoverableError, Worker } from 'bullmq';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import { actionJobId, countMinute, keys, QUEUE_NAMES, recordStreamKey } from '@pw/shared';
-import type { ActionJobData } from '@pw/shared';
+import { countMinute } from '@pw/shared/outcomes';
+import { actionJobId, keys, QUEUE_NAMES } from '@pw/shared/queue';
+import { recordStreamKey } from '@pw/shared/records';
+import type { ActionJobData } from '@pw/shared/queue';
 import { openCircuit } from '@pw/test-utils';
 import { notifyCustomer, startDashboard, webhookOf } from './harness.js';
 import type { DashboardHarness } from './harness.js';

@@ -1,7 +1,7 @@
 // The dashboard as a process: it stops, in one line, when Redis holds work stored under another
 // partition count than its own, and runs with the stored one.
 import { afterEach, expect, test } from 'vitest';
-import { partitionCountKey, Partitions } from '@pw/shared';
+import { partitionCountKey, Partitions } from '@pw/shared/queue';
 import {
   ChildRun,
   deleteKeys,

@@ -2,8 +2,10 @@
 // store. (What they find is tested end to end in tests/e2e/test/records.test.ts.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RecordStore } from '@pw/records';
-import { NUL_PROBLEM, outcomeKey } from '@pw/shared';
-import type { RecordChange, AcceptedWebhook } from '@pw/shared';
+import { NUL_PROBLEM } from '@pw/shared/events';
+import { keys } from '@pw/shared/queue';
+import type { AcceptedWebhook } from '@pw/shared/queue';
+import type { RecordChange } from '@pw/shared/records';
 import { testSchema } from '@pw/test-utils';
 import type { TestSchema } from '@pw/test-utils';
 import { failedAction, standInWorker, startDashboard, webhookOf } from './harness.js';
@@ -252,12 +254,12 @@ describe("the quarantine's changes, Redis and the store apart", () => {
     const first = await release(webhookId);
     expect(first.status).toBe(202);
     // No recorder here: the store still says quarantined. Redis drops the record (its time is up).
-    await h.redis.del(outcomeKey(h.prefix, webhookId));
+    await h.redis.del(keys.outcome(h.prefix, webhookId));
     const before = await h.actions.getJobCounts();
     expect(refusal(await release(webhookId))).toEqual([409, 'not_quarantined']);
     const discard = h.as('post', `/api/quarantine/${webhookId}/discard`).send({ reason: 'x' });
     expect(refusal(await discard)).toEqual([409, 'not_quarantined']);
-    expect(await h.redis.exists(outcomeKey(h.prefix, webhookId))).toBe(0);
+    expect(await h.redis.exists(keys.outcome(h.prefix, webhookId))).toBe(0);
     expect(await h.actions.getJobCounts()).toEqual(before);
   });
 

@@ -3,8 +3,8 @@
 // of changes), or discarded with a reason; both audited. The changes are set aside as the
 // recorder sets them aside, through RejectedChanges on the dashboard's prefix.
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { ORIGIN_FIELD, recordStreamKey, RejectedChanges } from '@pw/shared';
-import type { RejectedChange } from '@pw/shared';
+import { ORIGIN_FIELD, recordStreamKey, RejectedChanges } from '@pw/shared/records';
+import type { RejectedChange } from '@pw/shared/records';
 import { AUTH, startDashboard } from './harness.js';
 import type { DashboardHarness } from './harness.js';
 

@@ -1,13 +1,8 @@
-import { annotateSpan, inProducerSpan } from '@pw/shared';
-import type {
-  IntakeResult,
-  ActionName,
-  EventType,
-  IntakeEntry,
-  PartitionedIntake,
-  Problem,
-  AcceptedWebhook,
-} from '@pw/shared';
+import { annotateSpan, inProducerSpan } from '@pw/shared/runtime';
+import type { ActionName } from '@pw/shared/actions';
+import type { EventType, Problem } from '@pw/shared/events';
+import type { IntakeResult, IntakeEntry, PartitionedIntake } from '@pw/shared/intake';
+import type { AcceptedWebhook } from '@pw/shared/queue';
 
 export interface IncomingWebhook {
   eventType: EventType;

@@ -3,9 +3,8 @@ import type { Worker } from 'node:cluster';
 import { randomUUID } from 'node:crypto';
 import { AggregatorRegistry } from 'prom-client';
 import type { Registry } from 'prom-client';
-import { onShutdownSignals, PwError } from '@pw/shared';
-import type { Logger } from '@pw/shared';
-import type { FailureCode } from '@pw/shared';
+import { onShutdownSignals, PwError } from '@pw/shared/runtime';
+import type { FailureCode, Logger } from '@pw/shared/runtime';
 
 const METRICS_REQUEST = 'pw:metrics-request';
 const METRICS_REPLY = 'pw:metrics-reply';

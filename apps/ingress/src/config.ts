@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { readActionsConfig } from '@pw/shared/actions';
 import {
   actionsConfigEnv,
   commonEnv,
@@ -7,14 +8,13 @@ import {
   envPort,
   isProduction,
   loadConfig,
-  readActionsConfig,
   recordTtlEnv,
   resolveSigning,
   retryEnv,
   signingEnv,
   withCommonChecks,
-} from '@pw/shared';
-import type { ActionsConfig } from '@pw/shared';
+} from '@pw/shared/config';
+import type { ActionsConfig } from '@pw/shared/actions';
 
 /** The ingress's variables, each described: docs/configuration.md is written from them. */
 export const ingressVariables = (production: boolean) => ({

@@ -1,6 +1,7 @@
 import type { Response } from 'express';
-import { ERROR_CODES, PwError, UNAVAILABLE_RETRY_AFTER_SECONDS } from '@pw/shared';
-import type { ErrorBody, ErrorCode, Problem } from '@pw/shared';
+import { ERROR_CODES, UNAVAILABLE_RETRY_AFTER_SECONDS } from '@pw/shared/events';
+import { PwError } from '@pw/shared/runtime';
+import type { ErrorBody, ErrorCode, Problem } from '@pw/shared/events';
 
 /** A refusal of a request, with the contract's code and the fields at fault. */
 export class RequestRejectedError extends PwError<ErrorCode> {

@@ -1,5 +1,9 @@
-import { DEFAULT_RULES, duplicateRedis, effectiveRules, LiveRules, RulesStore } from '@pw/shared';
-import type { ActionsConfig, Logger, RedisClient, RoutingRule } from '@pw/shared';
+import { effectiveRules } from '@pw/shared/actions';
+import { DEFAULT_RULES, LiveRules, RulesStore } from '@pw/shared/rules';
+import { duplicateRedis } from '@pw/shared/runtime';
+import type { ActionsConfig } from '@pw/shared/actions';
+import type { RoutingRule } from '@pw/shared/rules';
+import type { Logger, RedisClient } from '@pw/shared/runtime';
 import type { RulesSource } from './webhook-routes.js';
 
 export interface LiveRoutingRules {

@@ -2,20 +2,18 @@
 import cluster from 'node:cluster';
 import type { RequestListener } from 'node:http';
 import { collectDefaultMetrics } from 'prom-client';
+import { configOrExit, retryPolicy } from '@pw/shared/config';
+import { PartitionedIntake } from '@pw/shared/intake';
+import { PartitionCountGuard, Partitions } from '@pw/shared/queue';
+import { IngressCounts } from '@pw/shared/records';
 import {
   closeServer,
-  configOrExit,
   createHttpServer,
   createLogger,
   createRedis,
-  IngressCounts,
   onShutdownSignals,
-  PartitionCountGuard,
-  PartitionedIntake,
-  Partitions,
   redisHosts,
-  retryPolicy,
-} from '@pw/shared';
+} from '@pw/shared/runtime';
 import { createApp } from './app.js';
 import { clusterMetricsClient, runPrimary } from './cluster.js';
 import { loadIngressConfig } from './config.js';

@@ -1,13 +1,7 @@
-import {
-  canonicalJson,
-  eventTime,
-  identifier,
-  isWellFormed,
-  validationProblems,
-  verifyEvent,
-  withoutSignature,
-} from '@pw/shared';
-import type { EventDefinition, Problem } from '@pw/shared';
+import { identifier, validationProblems } from '@pw/shared/events';
+import { eventTime } from '@pw/shared/queue';
+import { canonicalJson, isWellFormed, verifyEvent, withoutSignature } from '@pw/shared/signing';
+import type { EventDefinition, Problem } from '@pw/shared/events';
 import { RequestRejectedError } from './error-response.js';
 import { JSON_SHAPE_LIMITS, screenJson } from './screen-json.js';
 

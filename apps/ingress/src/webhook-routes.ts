@@ -1,8 +1,13 @@
 import express from 'express';
 import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
 import { rateLimit } from 'express-rate-limit';
-import { EVENT_REGISTRY, PwError, selectActions } from '@pw/shared';
-import type { IntakeResult, ErrorCode, EventDefinition, Logger, RoutingRule } from '@pw/shared';
+import { EVENT_REGISTRY } from '@pw/shared/events';
+import { selectActions } from '@pw/shared/rules';
+import { PwError } from '@pw/shared/runtime';
+import type { ErrorCode, EventDefinition } from '@pw/shared/events';
+import type { IntakeResult } from '@pw/shared/intake';
+import type { RoutingRule } from '@pw/shared/rules';
+import type { Logger } from '@pw/shared/runtime';
 import { RequestRejectedError, sendError } from './error-response.js';
 import type { IngressMetrics } from './metrics.js';
 import { parseWebhook } from './parse-webhook.js';

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acknowledgementSchema, errorBodySchema } from '@pw/shared';
+import { acknowledgementSchema, errorBodySchema } from '@pw/shared/events';
 import { PrivateRedis, signedEvent } from '@pw/test-utils';
 import { actionJobsOf, jobCount, startHarness } from './harness.js';
 import type { Harness } from './harness.js';

@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { acknowledgementSchema, actionJobId, errorBodySchema, OutcomeStore } from '@pw/shared';
+import { acknowledgementSchema, errorBodySchema } from '@pw/shared/events';
+import { OutcomeStore } from '@pw/shared/outcomes';
+import { actionJobId } from '@pw/shared/queue';
 import { signedEvent } from '@pw/test-utils';
 import { jobCount, postJson, startHarness } from './harness.js';
 import type { Harness } from './harness.js';

@@ -9,12 +9,11 @@ import {
   errorBodySchema,
   EVENT_KINDS,
   eventDefinitionByKind,
-  OutcomeStore,
-  recordStreamKey,
   sampleEvent,
-  signEvent,
-  withoutSignature,
-} from '@pw/shared';
+} from '@pw/shared/events';
+import { OutcomeStore } from '@pw/shared/outcomes';
+import { recordStreamKey } from '@pw/shared/records';
+import { signEvent, withoutSignature } from '@pw/shared/signing';
 import { TEST_SECRET } from '@pw/test-utils';
 import { jobCount, startHarness } from './harness.js';
 import type { Harness } from './harness.js';

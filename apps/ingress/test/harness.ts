@@ -1,15 +1,15 @@
 import type { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import request from 'supertest';
-import {
-  actionJobId,
-  createLogger,
-  DEFAULT_ACTIONS_CONFIG,
-  DEFAULT_RULES,
-  PartitionedIntake,
-  Partitions,
-} from '@pw/shared';
-import type { Acknowledgement, ActionJobData, ReplicaWait, RoutingRule } from '@pw/shared';
+import { DEFAULT_ACTIONS_CONFIG } from '@pw/shared/actions';
+import { PartitionedIntake } from '@pw/shared/intake';
+import { actionJobId, Partitions } from '@pw/shared/queue';
+import { DEFAULT_RULES } from '@pw/shared/rules';
+import { createLogger } from '@pw/shared/runtime';
+import type { Acknowledgement } from '@pw/shared/events';
+import type { ReplicaWait } from '@pw/shared/intake';
+import type { ActionJobData } from '@pw/shared/queue';
+import type { RoutingRule } from '@pw/shared/rules';
 import {
   deleteKeys,
   ROTATED_SECRET,

@@ -2,17 +2,12 @@
 // change the dashboard stores reaches the next request, and the rules in force are worked out once
 // per load or change of the rules, never per request.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  acknowledgementSchema,
-  actionsConfigSchema,
-  createLogger,
-  DEFAULT_RULES,
-  effectiveRules,
-  eventDefinitionByKind,
-  routingRulesSchema,
-  RulesStore,
-} from '@pw/shared';
-import type { ActionsConfig, RoutingRule } from '@pw/shared';
+import { actionsConfigSchema, effectiveRules } from '@pw/shared/actions';
+import { acknowledgementSchema, eventDefinitionByKind } from '@pw/shared/events';
+import { DEFAULT_RULES, routingRulesSchema, RulesStore } from '@pw/shared/rules';
+import { createLogger } from '@pw/shared/runtime';
+import type { ActionsConfig } from '@pw/shared/actions';
+import type { RoutingRule } from '@pw/shared/rules';
 import { signedEvent } from '@pw/test-utils';
 import { liveRoutingRules } from '../src/live-rules.js';
 import type { LiveRoutingRules } from '../src/live-rules.js';

@@ -1,13 +1,9 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  acknowledgementSchema,
-  DEV_WEBHOOK_SECRET,
-  errorBodySchema,
-  EVENT_REGISTRY,
-  openApiDocument,
-} from '@pw/shared';
+import { DEV_WEBHOOK_SECRET } from '@pw/shared/config';
+import { acknowledgementSchema, errorBodySchema, EVENT_REGISTRY } from '@pw/shared/events';
+import { openApiDocument } from '@pw/shared/openapi';
 import { jobCount, postJson, startHarness } from './harness.js';
 import type { Harness } from './harness.js';
 

@@ -2,13 +2,8 @@
 // entity's partition, whole, and a process refuses a partition count that does not match the work
 // Redis holds.
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  acknowledgementSchema,
-  actionJobId,
-  outcomeKey,
-  partitionCountKey,
-  Partitions,
-} from '@pw/shared';
+import { acknowledgementSchema } from '@pw/shared/events';
+import { actionJobId, keys, partitionCountKey, Partitions } from '@pw/shared/queue';
 import {
   ChildRun,
   deleteKeys,
@@ -56,7 +51,7 @@ describe('the ingress over four partitions', () => {
         expect(job !== undefined).toBe(index === partition);
       }
       expect(
-        await harness.inspect.exists(outcomeKey(partitions.prefix(partition), ack.webhook_id)),
+        await harness.inspect.exists(keys.outcome(partitions.prefix(partition), ack.webhook_id)),
       ).toBe(1);
       acks.push(partition);
     }
@@ -82,7 +77,7 @@ describe('the ingress over four partitions', () => {
       (await postJson(harness.app, '/webhooks/quote-status', older)).body,
     );
     const prefix = harness.partitions.prefix(harness.partitions.ofEntity('Q-order'));
-    expect(await harness.inspect.hget(outcomeKey(prefix, late.webhook_id), 'stale')).toBe('1');
+    expect(await harness.inspect.hget(keys.outcome(prefix, late.webhook_id), 'stale')).toBe('1');
   });
 });
 

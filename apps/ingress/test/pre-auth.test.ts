@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorBodySchema, eventDefinitionByKind, sampleEvent, signEvent } from '@pw/shared';
+import { errorBodySchema, eventDefinitionByKind, sampleEvent } from '@pw/shared/events';
+import { signEvent } from '@pw/shared/signing';
 import { signedEvent, TEST_SECRET } from '@pw/test-utils';
 import { parseWebhook } from '../src/parse-webhook.js';
 import type { ParseSettings } from '../src/parse-webhook.js';

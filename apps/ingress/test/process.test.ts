@@ -2,8 +2,10 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acknowledgementSchema, QUEUE_NAMES } from '@pw/shared';
-import type { Acknowledgement, ActionJobData } from '@pw/shared';
+import { acknowledgementSchema } from '@pw/shared/events';
+import { QUEUE_NAMES } from '@pw/shared/queue';
+import type { Acknowledgement } from '@pw/shared/events';
+import type { ActionJobData } from '@pw/shared/queue';
 import { actionJobsOf } from './harness.js';
 import {
   ChildRun,

@@ -3,18 +3,13 @@
 // no action job is added; a repeat gets the same answer and keeps nothing new; an unsigned body
 // is refused as ever, and `INVALID_EVENTS=reject` keeps nothing.
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  acknowledgementSchema,
-  decodeAck,
-  errorBodySchema,
-  eventDefinitionByKind,
-  keys,
-  OutcomeStore,
-  recordStreamKey,
-  signEvent,
-  withoutSignature,
-} from '@pw/shared';
-import type { EventKind } from '@pw/shared';
+import { acknowledgementSchema, errorBodySchema, eventDefinitionByKind } from '@pw/shared/events';
+import { decodeAck } from '@pw/shared/intake';
+import { OutcomeStore } from '@pw/shared/outcomes';
+import { keys } from '@pw/shared/queue';
+import { recordStreamKey } from '@pw/shared/records';
+import { signEvent, withoutSignature } from '@pw/shared/signing';
+import type { EventKind } from '@pw/shared/events';
 import { keysUnder, signedEvent, TEST_SECRET } from '@pw/test-utils';
 import { jobCount, postJson, startHarness } from './harness.js';
 import type { Harness } from './harness.js';

@@ -3,7 +3,8 @@
 // replica that does not answer in time makes the ack a 503, whose retry is answered as a repeat.
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acknowledgementSchema, errorBodySchema, outcomeKey } from '@pw/shared';
+import { acknowledgementSchema, errorBodySchema } from '@pw/shared/events';
+import { keys } from '@pw/shared/queue';
 import { PrivateRedis, signedEvent } from '@pw/test-utils';
 import { jobCount, startHarness } from './harness.js';
 import type { Harness } from './harness.js';
@@ -42,7 +43,7 @@ describe('with REDIS_WAIT_REPLICAS=1', () => {
     expect(response.status).toBe(200);
     const ack = acknowledgementSchema.parse(response.body);
     const onReplica = replica.client();
-    expect(await onReplica.exists(outcomeKey(harness.prefix, ack.webhook_id))).toBe(1);
+    expect(await onReplica.exists(keys.outcome(harness.prefix, ack.webhook_id))).toBe(1);
     onReplica.disconnect();
   });
 

@@ -2,8 +2,9 @@
 // connections (never a hang, never a 5xx), and the process exits 0.
 import { Queue } from 'bullmq';
 import { afterAll, describe, expect, it } from 'vitest';
-import { acknowledgementSchema, QUEUE_NAMES } from '@pw/shared';
-import type { ActionJobData } from '@pw/shared';
+import { acknowledgementSchema } from '@pw/shared/events';
+import { QUEUE_NAMES } from '@pw/shared/queue';
+import type { ActionJobData } from '@pw/shared/queue';
 import { actionJobsOf } from './harness.js';
 import {
   ChildRun,

@@ -3,18 +3,16 @@ import request from 'supertest';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   acknowledgementSchema,
-  actionJobId,
-  DEFAULT_RULES,
   errorBodySchema,
   EVENT_REGISTRY,
   eventDefinitionByKind,
-  OutcomeStore,
-  RATE_LIMIT_HEADERS,
-  sign,
-  signEvent,
-  withoutSignature,
-} from '@pw/shared';
-import type { EventKind } from '@pw/shared';
+} from '@pw/shared/events';
+import { RATE_LIMIT_HEADERS } from '@pw/shared/openapi';
+import { OutcomeStore } from '@pw/shared/outcomes';
+import { actionJobId } from '@pw/shared/queue';
+import { DEFAULT_RULES } from '@pw/shared/rules';
+import { sign, signEvent, withoutSignature } from '@pw/shared/signing';
+import type { EventKind } from '@pw/shared/events';
 import { keysUnder, ROTATED_SECRET, signedEvent, TEST_SECRET } from '@pw/test-utils';
 import { actionJobsOf, jobCount, postJson, startHarness } from './harness.js';
 import type { Harness } from './harness.js';

@@ -7,7 +7,7 @@ import {
   recordRetentionEnv,
   recordTtlEnv,
   withCommonChecks,
-} from '@pw/shared';
+} from '@pw/shared/config';
 
 /** The recorder's variables, each described: docs/configuration.md is written from them. */
 export const recorderVariables = {

@@ -1,5 +1,6 @@
-import { outcomeKey } from '@pw/shared';
-import type { Partitions, RedisClient } from '@pw/shared';
+import { keys } from '@pw/shared/queue';
+import type { Partitions } from '@pw/shared/queue';
+import type { RedisClient } from '@pw/shared/runtime';
 
 /**
  * What the recorder does to Redis's hot records once a batch is in the store: a webhook the store
@@ -23,7 +24,7 @@ export class HotRecords {
       if (!pipe) pipelines.set(partition, (pipe = this.redis.pipeline()));
       // Never longer than it had (`LT`; a key without a time counts as kept for ever).
       pipe.expire(
-        outcomeKey(this.partitions.prefix(partition), webhookId),
+        keys.outcome(this.partitions.prefix(partition), webhookId),
         this.recordTtlSeconds,
         'LT',
       );

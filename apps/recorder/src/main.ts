@@ -2,15 +2,14 @@
 import { hostname } from 'node:os';
 import { collectDefaultMetrics } from 'prom-client';
 import { isConnectionFailure, RecordStore } from '@pw/records';
+import { configOrExit } from '@pw/shared/config';
+import { PartitionCountGuard, Partitions } from '@pw/shared/queue';
 import {
-  configOrExit,
   createHealthServer,
   createLogger,
   createRedis,
   onShutdownSignals,
-  PartitionCountGuard,
-  Partitions,
-} from '@pw/shared';
+} from '@pw/shared/runtime';
 import { loadRecorderConfig } from './config.js';
 import { RecorderMetrics } from './metrics.js';
 import { Recorder } from './recorder.js';

@@ -1,11 +1,12 @@
-import { COMPLETED_KIND, fromRecord, ORIGIN_FIELD, streamIdTime, streamIdToSeq } from '@pw/shared';
+import { fromRecord } from '@pw/shared/outcomes';
+import { COMPLETED_KIND, ORIGIN_FIELD, streamIdTime, streamIdToSeq } from '@pw/shared/records';
 import type {
   AttemptRecord,
   AuditRecord,
   WebhookEntry,
   CompletedEntry,
   RecordChange,
-} from '@pw/shared';
+} from '@pw/shared/records';
 
 /** A stream entry as ioredis returns it: its id and its flat field/value list. */
 export type StreamEntry = [id: string, fields: string[]];

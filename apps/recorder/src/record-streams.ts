@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { RECORDER_GROUP, recordStreamKey } from '@pw/shared';
-import type { Partitions, RedisClient } from '@pw/shared';
+import { RECORDER_GROUP, recordStreamKey } from '@pw/shared/records';
+import type { Partitions } from '@pw/shared/queue';
+import type { RedisClient } from '@pw/shared/runtime';
 import type { StreamEntry } from './parse-change.js';
 
 /** An entry of partition `partition`'s record stream. */

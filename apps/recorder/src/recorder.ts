@@ -7,15 +7,10 @@ import {
   rejectedStreamKey,
   RejectedChanges,
   takeChangedMinutes,
-} from '@pw/shared';
-import type {
-  IngressCountRow,
-  Logger,
-  Partitions,
-  RecordChange,
-  RedisClient,
-  RefusedChange,
-} from '@pw/shared';
+} from '@pw/shared/records';
+import type { Partitions } from '@pw/shared/queue';
+import type { IngressCountRow, RecordChange, RefusedChange } from '@pw/shared/records';
+import type { Logger, RedisClient } from '@pw/shared/runtime';
 import { HotRecords } from './hot-records.js';
 import type { RecorderMetrics } from './metrics.js';
 import { parseChange } from './parse-change.js';

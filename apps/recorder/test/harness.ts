@@ -1,8 +1,11 @@
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach } from 'vitest';
 import { RecordStore } from '@pw/records';
-import { createLogger, OutcomeStore, Partitions, recordStreamKey } from '@pw/shared';
-import type { AcceptedWebhook } from '@pw/shared';
+import { OutcomeStore } from '@pw/shared/outcomes';
+import { Partitions } from '@pw/shared/queue';
+import { recordStreamKey } from '@pw/shared/records';
+import { createLogger } from '@pw/shared/runtime';
+import type { AcceptedWebhook } from '@pw/shared/queue';
 import { deleteKeys, startIntake, testRedisUrl, testSchema, uniquePrefix } from '@pw/test-utils';
 import type { TestIntake, TestSchema } from '@pw/test-utils';
 import type { RecordWriter } from '../src/recorder.js';

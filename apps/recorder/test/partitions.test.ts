@@ -1,15 +1,9 @@
 // With QUEUE_PARTITIONS=4 the recorder reads every partition's record stream, writes its changes
 // to PostgreSQL, trims each stream, and sums the partitions' ingress counts of a minute.
 import { expect, test, vi } from 'vitest';
-import {
-  AuditLog,
-  IngressCounts,
-  keys,
-  OutcomeStore,
-  Partitions,
-  recordStreamKey,
-  RejectedChanges,
-} from '@pw/shared';
+import { OutcomeStore } from '@pw/shared/outcomes';
+import { keys, Partitions } from '@pw/shared/queue';
+import { AuditLog, IngressCounts, recordStreamKey, RejectedChanges } from '@pw/shared/records';
 import { startIntake } from '@pw/test-utils';
 import { job, log, recorderHarness, schemaStore, startRecorder } from './harness.js';
 import type { RecorderHarness } from './harness.js';

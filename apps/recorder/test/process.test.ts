@@ -4,13 +4,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
-import {
-  EMBEDDED_POSTGRES_ROLE,
-  partitionCountKey,
-  Partitions,
-  recordStreamKey,
-  startEmbeddedPostgres,
-} from '@pw/shared';
+import { partitionCountKey, Partitions } from '@pw/shared/queue';
+import { EMBEDDED_POSTGRES_ROLE, recordStreamKey, startEmbeddedPostgres } from '@pw/shared/records';
 import {
   ChildRun,
   deleteKeys,

@@ -3,15 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { RecordStore } from '@pw/records';
-import {
-  AuditLog,
-  channels,
-  countMinute,
-  keys,
-  outcomeKey,
-  recordStreamKey,
-  startEmbeddedPostgres,
-} from '@pw/shared';
+import { countMinute } from '@pw/shared/outcomes';
+import { channels, keys } from '@pw/shared/queue';
+import { AuditLog, recordStreamKey, startEmbeddedPostgres } from '@pw/shared/records';
 import { freePort, newTestRedis } from '@pw/test-utils';
 import {
   completeWebhook,
@@ -74,13 +68,13 @@ test('a completed call is written to the record at once, reaches the store as it
   const accepted = job(['notify_customer', 'update_sales_opportunity']);
   const id = accepted.webhook_id;
   await harness.intake.add(accepted);
-  const inFlightTtl = await redis.ttl(outcomeKey(prefix, id));
+  const inFlightTtl = await redis.ttl(keys.outcome(prefix, id));
   const subscriber = newTestRedis();
   cleanups.push(() => subscriber.quit());
   const seen: string[] = [];
   // Each announcement read at once: the record must already hold what it announces.
   subscriber.on('message', (_channel: string, message: string) => {
-    void redis.hget(outcomeKey(prefix, message), 'notify_customer:state').then((state) => {
+    void redis.hget(keys.outcome(prefix, message), 'notify_customer:state').then((state) => {
       seen.push(state ?? 'none');
     });
   });
@@ -102,7 +96,7 @@ test('a completed call is written to the record at once, reaches the store as it
   const second = await outcomes.started(id, 'update_sales_opportunity');
   await outcomes.completed(id, 'update_sales_opportunity', timing, second);
   // Kept as long as in flight until the store has the webhook finished.
-  expect(await redis.ttl(outcomeKey(prefix, id))).toBe(inFlightTtl);
+  expect(await redis.ttl(keys.outcome(prefix, id))).toBe(inFlightTtl);
 
   await startRecorder(harness, store, { recordTtlSeconds: 60 });
   await drained(harness);
@@ -121,7 +115,7 @@ test('a completed call is written to the record at once, reaches the store as it
   ]);
   // The recorder wrote no field of Redis's record, and shortened it to RECORD_TTL_SECONDS.
   expect(await outcomes.get(id)).toMatchObject({ state: 'completed' });
-  const ttl = await redis.ttl(outcomeKey(prefix, id));
+  const ttl = await redis.ttl(keys.outcome(prefix, id));
   expect(ttl).toBeGreaterThan(0);
   expect(ttl).toBeLessThanOrEqual(60);
   // Counted once each in its minute's completed actions, by the worker.

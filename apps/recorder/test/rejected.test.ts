@@ -4,7 +4,8 @@ import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { expect, test } from 'vitest';
 import { RecordStore } from '@pw/records';
-import { AuditLog, IngressCounts, noCall, recordStreamKey, RejectedChanges } from '@pw/shared';
+import { noCall } from '@pw/shared/outcomes';
+import { AuditLog, IngressCounts, recordStreamKey, RejectedChanges } from '@pw/shared/records';
 import { freePort } from '@pw/test-utils';
 import { RecorderMetrics } from '../src/metrics.js';
 import {

@@ -1,5 +1,8 @@
-import { acknowledgementSchema, OutcomeStore, sourceOfWebhook } from '@pw/shared';
-import type { Partitions, RedisClient, WebhookOutcome } from '@pw/shared';
+import { acknowledgementSchema } from '@pw/shared/events';
+import { OutcomeStore, sourceOfWebhook } from '@pw/shared/outcomes';
+import type { WebhookOutcome } from '@pw/shared/outcomes';
+import type { Partitions } from '@pw/shared/queue';
+import type { RedisClient } from '@pw/shared/runtime';
 
 export interface AwaitOutcomesOptions {
   redis: RedisClient;

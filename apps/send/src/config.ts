@@ -7,7 +7,7 @@ import {
   resolveSigning,
   signingEnv,
   withCommonChecks,
-} from '@pw/shared';
+} from '@pw/shared/config';
 
 /** `npm run send`'s variables (described where the apps define them). */
 export const sendVariables = (production: boolean) => ({

@@ -2,7 +2,8 @@
 // stderr, each event's entity and customer id, to search for in the console); with --wait,
 // then each webhook's outcome record once all its actions have finished (and, on stderr, a line
 // for each action held meanwhile because its partner target's circuit is open).
-import { createRedis, duplicateRedis, Partitions } from '@pw/shared';
+import { Partitions } from '@pw/shared/queue';
+import { createRedis, duplicateRedis } from '@pw/shared/runtime';
 import { awaitOutcomes } from './await-outcomes.js';
 import { loadSendConfig } from './config.js';
 import type { SendConfig } from './config.js';

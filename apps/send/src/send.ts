@@ -1,6 +1,9 @@
 import { parseArgs } from 'node:util';
-import { EVENT_KINDS, eventDefinitionByKind, isFinished, sampleEvent, signEvent } from '@pw/shared';
-import type { EventKind, WebhookOutcome } from '@pw/shared';
+import { EVENT_KINDS, eventDefinitionByKind, sampleEvent } from '@pw/shared/events';
+import { isFinished } from '@pw/shared/outcomes';
+import { signEvent } from '@pw/shared/signing';
+import type { EventKind } from '@pw/shared/events';
+import type { WebhookOutcome } from '@pw/shared/outcomes';
 
 export const USAGE =
   'usage: npm run send -- <quote|contract|sales> [--status S] [--url U] [--count N] [--wait] [--timeout SECONDS] [--invalid FIELD]';

@@ -1,8 +1,9 @@
 // `npm run send --wait` with QUEUE_PARTITIONS=4: each webhook is awaited in its own partition,
 // from its outcome record there and that partition's change channel.
 import { expect, test, vi } from 'vitest';
-import { channels, isFinished, noCall, OutcomeStore, Partitions } from '@pw/shared';
-import type { AcceptedWebhook } from '@pw/shared';
+import { isFinished, noCall, OutcomeStore } from '@pw/shared/outcomes';
+import { channels, Partitions } from '@pw/shared/queue';
+import type { AcceptedWebhook } from '@pw/shared/queue';
 import { redisPerTest, startIntake } from '@pw/test-utils';
 import { awaitOutcomes } from '../src/await-outcomes.js';
 

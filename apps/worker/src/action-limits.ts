@@ -1,5 +1,7 @@
-import { keys, luaCommand, SHARED_LUA, withCommand } from '@pw/shared';
-import type { ActionSettings, RedisClient } from '@pw/shared';
+import { luaCommand, SHARED_LUA, withCommand } from '@pw/shared/lua';
+import { keys } from '@pw/shared/queue';
+import type { ActionSettings } from '@pw/shared/actions';
+import type { RedisClient } from '@pw/shared/runtime';
 import { WORKER_LUA } from './lua/lua-files.js';
 
 /** Takes a slot for one call, or says how long to wait (lua/acquire-slot-2.lua). */

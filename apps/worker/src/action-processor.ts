@@ -1,25 +1,12 @@
 import { DelayedError, UnrecoverableError } from 'bullmq';
 import type { Job } from 'bullmq';
-import {
-  annotateSpan,
-  boundedError,
-  orderTime,
-  isoNow,
-  PermanentError,
-  codeOf,
-  PwError,
-  RetryableError,
-} from '@pw/shared';
-import type {
-  ActionCall,
-  ActionJobData,
-  ActionSettings,
-  ActionsConfig,
-  Logger,
-  AttemptTiming,
-  OutcomeStore,
-  SkipReason,
-} from '@pw/shared';
+import type { ActionCall, ActionSettings, ActionsConfig } from '@pw/shared/actions';
+import { boundedError, isoNow } from '@pw/shared/outcomes';
+import type { AttemptTiming, OutcomeStore, SkipReason } from '@pw/shared/outcomes';
+import { orderTime } from '@pw/shared/queue';
+import type { ActionJobData } from '@pw/shared/queue';
+import { annotateSpan, PermanentError, codeOf, PwError, RetryableError } from '@pw/shared/runtime';
+import type { FailureCode, Logger } from '@pw/shared/runtime';
 import { ActionLimits, concurrencyWait } from './action-limits.js';
 import type { Admission, Wake } from './circuit-breaker.js';
 import type { ActionStart } from './action-start.js';
@@ -35,7 +22,6 @@ import { forMarket } from './market-table.js';
 import type { MarketTable } from './market-table.js';
 import type { WorkerMetrics } from './metrics.js';
 import type { PartnerApi } from './partner-api.js';
-import type { FailureCode } from '@pw/shared';
 
 export interface ActionProcessorDeps {
   actionsConfig: ActionsConfig;
@@ -113,8 +99,9 @@ export async function processAction(
     jobId: job.id ?? webhookId,
     order: job.timestamp,
     start: !limited && !('error' in call),
-    // A replayed job starts afresh in BullMQ, but it has a place in its circuit's line.
+    // A replayed job starts afresh in BullMQ, but its record counts calls already.
     firstStart: job.attemptsStarted <= 1 && !job.data.replayed,
+    stalled: job.stalledCounter > 0,
   });
   if (begun.stale) return skip(job, run, deps, 'stale');
   const { admission } = begun;
@@ -151,7 +138,7 @@ async function hold(
   deps: ActionProcessorDeps,
   admission: { delayMs: number; newly: boolean; wake?: Wake },
   token: string | undefined,
-  failed?: { error: unknown; timing: AttemptTiming; recovering?: boolean },
+  failed?: { error: unknown; timing: AttemptTiming; countCall: boolean; recovering?: boolean },
 ): Promise<never> {
   const { webhook_id: webhookId, action } = job.data;
   if (admission.wake) deps.circuits.wake(run.circuit, admission.wake);
@@ -159,7 +146,13 @@ async function hold(
     // What is written about the hold must not cost the action an attempt.
     await Promise.all([
       failed
-        ? deps.outcomes.held(webhookId, action, describe(failed.error), failed.timing)
+        ? deps.outcomes.held(
+            webhookId,
+            action,
+            describe(failed.error),
+            failed.timing,
+            failed.countCall,
+          )
         : deps.outcomes.held(webhookId, action),
       job.log(
         `held: the circuit of ${run.circuit} is open; no attempt is spent, the job runs once a probe gets an answer`,
@@ -253,7 +246,12 @@ async function callAction(
   job: Job<ActionJobData>,
   run: Try,
   deps: ActionProcessorDeps,
-  { admission, call, counted }: { admission: Admission; call: Call; counted: number },
+  {
+    admission,
+    call,
+    counted,
+    countsAtEnd,
+  }: { admission: Admission; call: Call; counted: number; countsAtEnd: boolean },
   token: string | undefined,
 ): Promise<Outcome> {
   const { webhook_id: webhookId, action, event } = job.data;
@@ -268,11 +266,15 @@ async function callAction(
       duration_ms: Math.round(performance.now() - started.ms),
     };
   };
+  // The call is made from here on: counted before it (`started`), unless its end counts it.
+  let calling = false;
   try {
     // Before the attempt is counted: an event that cannot fill the path makes no call.
     if ('error' in call) throw call.error;
-    // Counted before it is made, in the record (the try's start counted it, or this does).
-    const attempts = counted || (await deps.outcomes.started(webhookId, action));
+    // The call's number among the action's calls: its start's count, or, counted at its end,
+    // the first (a job's first start, never replayed).
+    const attempts = countsAtEnd ? 1 : counted || (await deps.outcomes.started(webhookId, action));
+    calling = true;
     const outcome = await run.definition.handler(event, {
       webhookId,
       action,
@@ -292,7 +294,7 @@ async function callAction(
         .leave(run.circuit, job, 'succeeded')
         .catch((error: unknown) => run.log.warn({ err: error }, 'circuit not told of the answer'));
     }
-    await deps.outcomes.completed(webhookId, action, timing(outcome.status), attempts);
+    await deps.outcomes.completed(webhookId, action, timing(outcome.status), attempts, countsAtEnd);
     deps.metrics.actions.inc({ action, outcome: 'completed' });
     // Asked first: the child logger itself (its bindings serialized and redacted) is the cost.
     if (deps.log.isLevelEnabled('info'))
@@ -301,7 +303,7 @@ async function callAction(
   } catch (error) {
     stop();
     const result = circuitResult(error);
-    const failed = { error, timing: timing(httpStatus(error)) };
+    const failed = { error, timing: timing(httpStatus(error)), countCall: countsAtEnd && calling };
     // A refusal on a clean circuit of a job with no failures there has nothing to report.
     if (result !== 'refused' || reportAnswers) {
       const after = await deps.circuits.leave(run.circuit, job, result);
@@ -323,7 +325,7 @@ async function holdAfterFailure(
   job: Job<ActionJobData>,
   run: Try,
   deps: ActionProcessorDeps,
-  failed: { error: unknown; timing: AttemptTiming; recovering: boolean },
+  failed: { error: unknown; timing: AttemptTiming; countCall: boolean; recovering: boolean },
   token: string | undefined,
 ): Promise<never> {
   const again = await deps.circuits.enter(run.circuit, job, true);
@@ -351,14 +353,14 @@ async function recordFailure(
   error: unknown,
   run: Try,
   deps: ActionProcessorDeps,
-  { timing }: { timing: AttemptTiming },
+  { timing, countCall }: { timing: AttemptTiming; countCall: boolean },
 ): Promise<Error> {
   const { webhook_id: webhookId, action } = job.data;
   const final = error instanceof PermanentError || run.attempt >= (job.opts.attempts ?? 1);
   const state = final ? 'failed' : 'retrying';
   // Failed for good, it waits for the circuit no more: its failures there are forgotten.
   if (final) await deps.circuits.forget(run.circuit, job).catch(() => undefined);
-  await deps.outcomes.failed(webhookId, action, state, describe(error), timing);
+  await deps.outcomes.failed(webhookId, action, state, describe(error), timing, countCall);
   deps.metrics.actions.inc({ action, outcome: state });
   run.log.warn({ err: error, final }, final ? 'action failed' : 'action will be retried');
   return keptError(error);

@@ -1,5 +1,7 @@
-import { keys, luaCommand, OUTCOME_CHANGE_CONSTANTS, SHARED_LUA, withCommand } from '@pw/shared';
-import type { OutcomeStore, RedisClient } from '@pw/shared';
+import { luaCommand, OUTCOME_CHANGE_CONSTANTS, SHARED_LUA, withCommand } from '@pw/shared/lua';
+import { keys } from '@pw/shared/queue';
+import type { OutcomeStore } from '@pw/shared/outcomes';
+import type { RedisClient } from '@pw/shared/runtime';
 import type { Admission, CircuitBreaker } from './circuit-breaker.js';
 import type { CircuitCopy } from './circuit-copy.js';
 import { WORKER_LUA } from './lua/lua-files.js';
@@ -39,13 +41,22 @@ export interface TryStart {
    * and never stalled, so it has no failures against the target and no place in its line.
    */
   firstStart?: boolean;
+  /**
+   * The job stalled before (`stalledCounter` > 0): a first try whose worker stopped during its
+   * call may have left it uncounted (see `countsAtEnd`), so a start finding no attempt counted
+   * for the action counts that one too.
+   */
+  stalled?: boolean;
 }
 
 /**
  * A try's start: stale, or the circuit's admission and, when the call was counted started, the
  * action's attempts with it (`counted`; 0 when it was not, or the record is gone).
+ * `countsAtEnd`: nothing was written, and the call, when made, is counted by the change that
+ * records its end (a first try through a clean circuit: one write per try).
  */
-export type StartResult = { stale: true } | { stale: false; admission: Admission; counted: number };
+export type StartResult =
+  { stale: true } | { stale: false; admission: Admission; counted: number; countsAtEnd: boolean };
 
 /** A call through a closed and clean circuit: nothing to report unless it fails. */
 const UNTRACKED: Admission = { kind: 'call', tracked: false, report: false };
@@ -54,9 +65,9 @@ const UNTRACKED: Admission = { kind: 'call', tracked: false, report: false };
  * The start of a try: out-of-order check, the circuit's admission, the call's start in the record.
  * The circuit lives on the shared keys and the rest in the webhook's partition (two slots in a
  * Redis Cluster), so they are two commands; a job's first start on a circuit this process's copy
- * knows closed and clean needs no circuit command and no script: a read for the check, then the
- * start as plain commands (`OutcomeStore.startedUnchecked`), and no write to the shared keys
- * (docs/reliability-and-security.md, the circuit breaker; docs/redis-cost.md).
+ * knows closed and clean needs no circuit command and writes nothing: a read for the check, and the
+ * call counted by the change that records its end (docs/reliability-and-security.md, the circuit
+ * breaker; docs/redis-cost.md).
  */
 export class ActionStart {
   private readonly redis: RedisClient & StartCommands;
@@ -74,14 +85,11 @@ export class ActionStart {
 
   async begin(start: TryStart): Promise<StartResult> {
     if (start.firstStart && this.copy?.clean(start.circuit)) {
-      // No circuit command, and no script: a read for the out-of-order check, then the start.
+      // Nothing written: a read for the out-of-order check, and the call counted at its end.
       if (start.staleAfter !== undefined && (await this.newest(start)) > start.staleAfter) {
         return { stale: true };
       }
-      const counted = start.start
-        ? await this.outcomes.startedUnchecked(start.webhookId, start.action)
-        : 0;
-      return { stale: false, admission: UNTRACKED, counted };
+      return { stale: false, admission: UNTRACKED, counted: 0, countsAtEnd: start.start };
     }
     // The check first: a stale job is skipped, never held or made the probe.
     if (start.staleAfter !== undefined) {
@@ -91,9 +99,12 @@ export class ActionStart {
     }
     const admission = await this.circuits.enter(start.circuit, start.jobId, start.order);
     const through = admission.kind === 'call' || admission.kind === 'probe';
-    if (!start.start || !through) return { stale: false, admission, counted: 0 };
+    if (!start.start || !through) {
+      return { stale: false, admission, counted: 0, countsAtEnd: false };
+    }
     const begun = await this.inPartition(start, undefined, true);
-    return { stale: false, admission, counted: typeof begun === 'number' ? begun : 0 };
+    const counted = typeof begun === 'number' ? begun : 0;
+    return { stale: false, admission, counted, countsAtEnd: false };
   }
 
   /** The time of the entity's newest event (epoch ms), -1 when none is kept. */
@@ -117,6 +128,7 @@ export class ActionStart {
       ...change.keys,
       staleAfter ?? '',
       begin ? '1' : '0',
+      start.stalled ? `${start.action}:attempts` : '',
       ...change.args,
     );
   }

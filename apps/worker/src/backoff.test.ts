@@ -1,7 +1,8 @@
 import type { MinimalJob } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { BACKOFF_TYPE, RetryableError } from '@pw/shared';
-import type { ActionJobData } from '@pw/shared';
+import { BACKOFF_TYPE } from '@pw/shared/queue';
+import { RetryableError } from '@pw/shared/runtime';
+import type { ActionJobData } from '@pw/shared/queue';
 import { actionBackoff, retryDelay } from './backoff.js';
 import { httpErrorCode, MAX_RETRY_AFTER_MS, NETWORK_ERROR, retryAfterMs } from './partner-api.js';
 

@@ -1,6 +1,7 @@
 import type { MinimalJob } from 'bullmq';
-import { BACKOFF_TYPE, RetryableError } from '@pw/shared';
-import type { ActionJobData, BackoffPolicy } from '@pw/shared';
+import { BACKOFF_TYPE } from '@pw/shared/queue';
+import { RetryableError } from '@pw/shared/runtime';
+import type { ActionJobData, BackoffPolicy } from '@pw/shared/queue';
 
 /**
  * The delay before retry number `attemptsMade`: fixed, or exponential with jitter (between half

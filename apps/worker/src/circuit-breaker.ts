@@ -1,5 +1,9 @@
-import { channels, CircuitBoard, invalidArgument, webhookIdOfJob, withCommand } from '@pw/shared';
-import type { CircuitBoardSettings, CircuitState, RedisClient } from '@pw/shared';
+import { CircuitBoard } from '@pw/shared/circuits';
+import { withCommand } from '@pw/shared/lua';
+import { channels, webhookIdOfJob } from '@pw/shared/queue';
+import { invalidArgument } from '@pw/shared/runtime';
+import type { CircuitBoardSettings, CircuitState } from '@pw/shared/circuits';
+import type { RedisClient } from '@pw/shared/runtime';
 import { ENTER, LEAVE } from './circuit-scripts.js';
 
 /** A job to wake for the next probe, `inMs` from now. */

@@ -1,5 +1,6 @@
-import { channels, circuitKeys } from '@pw/shared';
-import type { Logger, RedisClient } from '@pw/shared';
+import { circuitKeys } from '@pw/shared/circuits';
+import { channels } from '@pw/shared/queue';
+import type { Logger, RedisClient } from '@pw/shared/runtime';
 
 export interface CircuitCopySettings {
   /** The shared prefix (`QUEUE_PREFIX`), where the circuits live. */

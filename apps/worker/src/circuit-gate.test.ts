@@ -2,7 +2,8 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { PermanentError, RetryableError, TokenManager } from '@pw/shared';
+import { TokenManager } from '@pw/shared/auth';
+import { PermanentError, RetryableError } from '@pw/shared/runtime';
 import { circuitResult } from './circuit-gate.js';
 import { httpErrorCode, NETWORK_ERROR } from './partner-api.js';
 

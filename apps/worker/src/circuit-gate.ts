@@ -1,12 +1,8 @@
 import type { Job, Queue } from 'bullmq';
-import {
-  codeOf,
-  PermanentError,
-  RetryableError,
-  TOKEN_REQUEST_FAILED,
-  TokenError,
-} from '@pw/shared';
-import type { ActionJobData, Logger } from '@pw/shared';
+import { TOKEN_REQUEST_FAILED, TokenError } from '@pw/shared/auth';
+import { codeOf, PermanentError, RetryableError } from '@pw/shared/runtime';
+import type { ActionJobData } from '@pw/shared/queue';
+import type { Logger } from '@pw/shared/runtime';
 import type { Admission, CallResult, CircuitBreaker, Departure, Wake } from './circuit-breaker.js';
 import type { CircuitCopy } from './circuit-copy.js';
 import { NETWORK_ERROR } from './partner-api.js';

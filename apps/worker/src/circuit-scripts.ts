@@ -1,4 +1,4 @@
-import { luaCommand, SHARED_LUA } from '@pw/shared';
+import { luaCommand, SHARED_LUA } from '@pw/shared/lua';
 import { WORKER_LUA } from './lua/lua-files.js';
 
 // The circuit breaker's scripts (see `CircuitBreaker`), each run atomically by Redis.

@@ -1,5 +1,5 @@
-import { duplicateRedis } from '@pw/shared';
-import type { ActionQueues } from '@pw/shared';
+import { duplicateRedis } from '@pw/shared/runtime';
+import type { ActionQueues } from '@pw/shared/queue';
 import { CircuitBreaker } from './circuit-breaker.js';
 import { CircuitCopy } from './circuit-copy.js';
 import { CircuitGate } from './circuit-gate.js';

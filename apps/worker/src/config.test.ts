@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '@pw/shared';
+import { ConfigError } from '@pw/shared/config';
 import { loadWorkerConfig } from './config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pw-worker-config-'));

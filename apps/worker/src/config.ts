@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { readActionsConfig } from '@pw/shared/actions';
+import { isLoopbackUrl } from '@pw/shared/auth';
 import {
   actionsConfigEnv,
   commonEnv,
@@ -6,15 +8,14 @@ import {
   envOptionalString,
   envPort,
   envString,
-  isLoopbackUrl,
   isProduction,
   loadConfig,
-  Partitions,
-  readActionsConfig,
   recordTtlEnv,
   withCommonChecks,
-} from '@pw/shared';
-import type { ActionsConfig, ClientCredentials } from '@pw/shared';
+} from '@pw/shared/config';
+import { Partitions } from '@pw/shared/queue';
+import type { ActionsConfig } from '@pw/shared/actions';
+import type { ClientCredentials } from '@pw/shared/auth';
 import { marketTable } from './market-table.js';
 import type { MarketTable } from './market-table.js';
 

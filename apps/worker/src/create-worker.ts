@@ -1,13 +1,10 @@
 import { Worker } from 'bullmq';
-import { ActionQueues, bullmqTelemetry, QUEUE_NAMES } from '@pw/shared';
-import type {
-  ActionJobData,
-  ActionsConfig,
-  Logger,
-  OutcomeStore,
-  Partitions,
-  RedisClient,
-} from '@pw/shared';
+import { ActionQueues, QUEUE_NAMES } from '@pw/shared/queue';
+import { bullmqTelemetry } from '@pw/shared/runtime';
+import type { ActionsConfig } from '@pw/shared/actions';
+import type { OutcomeStore } from '@pw/shared/outcomes';
+import type { ActionJobData, Partitions } from '@pw/shared/queue';
+import type { Logger, RedisClient } from '@pw/shared/runtime';
 import { ActionLimits } from './action-limits.js';
 import { processAction } from './action-processor.js';
 import type { ActionProcessorDeps } from './action-processor.js';

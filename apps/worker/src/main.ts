@@ -1,16 +1,16 @@
 // Composition root of the worker: the only place that reads the environment and builds clients.
 import { collectDefaultMetrics } from 'prom-client';
+import { TokenManager } from '@pw/shared/auth';
+import { configOrExit } from '@pw/shared/config';
+import { OutcomeStore } from '@pw/shared/outcomes';
+import { PartitionCountGuard } from '@pw/shared/queue';
 import {
-  configOrExit,
   createHealthServer,
   createLogger,
   createRedis,
   duplicateRedis,
   onShutdownSignals,
-  OutcomeStore,
-  PartitionCountGuard,
-  TokenManager,
-} from '@pw/shared';
+} from '@pw/shared/runtime';
 import { loadWorkerConfig } from './config.js';
 import { createWorker } from './create-worker.js';
 

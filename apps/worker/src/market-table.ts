@@ -1,4 +1,4 @@
-import { valueAt } from '@pw/shared';
+import { valueAt } from '@pw/shared/rules';
 
 /**
  * A table keyed by `metadata.market`, matched case-insensitively. A Map, so a market named

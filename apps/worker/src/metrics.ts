@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { CircuitView } from '@pw/shared';
+import type { CircuitView } from '@pw/shared/circuits';
 
 /** The worker's Prometheus metrics, on a registry of its own. */
 export class WorkerMetrics {

@@ -1,7 +1,8 @@
 import { Agent, request } from 'undici';
 import type { Dispatcher } from 'undici';
-import { PermanentError, RetryableError } from '@pw/shared';
-import type { FailureCode, HttpFailureCode, TokenManager } from '@pw/shared';
+import { PermanentError, RetryableError } from '@pw/shared/runtime';
+import type { TokenManager } from '@pw/shared/auth';
+import type { FailureCode, HttpFailureCode } from '@pw/shared/runtime';
 import type { PartnerTarget } from './config.js';
 
 /** The call did not get an answer: no connection, a reset, a time-out (retryable). */

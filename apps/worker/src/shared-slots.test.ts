@@ -1,6 +1,6 @@
 import type { Job, Worker } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import type { ActionJobData } from '@pw/shared';
+import type { ActionJobData } from '@pw/shared/queue';
 import type { ActionProcessor } from './shared-slots.js';
 import { sharedSlots } from './shared-slots.js';
 

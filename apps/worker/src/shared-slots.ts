@@ -1,5 +1,5 @@
 import type { Job, Worker } from 'bullmq';
-import type { ActionJobData } from '@pw/shared';
+import type { ActionJobData } from '@pw/shared/queue';
 import type { processAction } from './action-processor.js';
 import { SlotGate } from './slot-gate.js';
 

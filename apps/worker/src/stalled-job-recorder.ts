@@ -1,5 +1,7 @@
 import type { Job } from 'bullmq';
-import type { ActionJobData, Logger, OutcomeStore } from '@pw/shared';
+import type { OutcomeStore } from '@pw/shared/outcomes';
+import type { ActionJobData } from '@pw/shared/queue';
+import type { Logger } from '@pw/shared/runtime';
 import type { WorkerMetrics } from './metrics.js';
 
 export interface StalledJobDeps {

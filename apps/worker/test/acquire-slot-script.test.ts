@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withCommand } from '@pw/shared';
+import { withCommand } from '@pw/shared/lua';
 import { redisPerTest } from '@pw/test-utils';
 import { ACQUIRE_SLOT } from '../src/action-limits.js';
 

@@ -3,7 +3,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actionSettingsSchema, keys } from '@pw/shared';
+import { actionSettingsSchema } from '@pw/shared/actions';
+import { keys } from '@pw/shared/queue';
 import { deleteKeys, testRedisUrl, uniquePrefix } from '@pw/test-utils';
 import { ActionLimits } from '../src/action-limits.js';
 

@@ -1,12 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  circuitKeys,
-  createLogger,
-  DEAD_LETTER_MIN_SECONDS,
-  keys,
-  OutcomeStore,
-  recordStreamKey,
-} from '@pw/shared';
+import { circuitKeys } from '@pw/shared/circuits';
+import { noCall, OutcomeStore } from '@pw/shared/outcomes';
+import { DEAD_LETTER_MIN_SECONDS, keys } from '@pw/shared/queue';
+import { recordStreamKey } from '@pw/shared/records';
+import { createLogger } from '@pw/shared/runtime';
 import { deleteKeys, newTestRedis, uniquePrefix } from '@pw/test-utils';
 import { ActionStart } from '../src/action-start.js';
 import type { TryStart } from '../src/action-start.js';
@@ -70,6 +67,7 @@ describe('the action start script', () => {
       stale: false,
       admission: { kind: 'call', tracked: true, report: true },
       counted: 1,
+      countsAtEnd: false,
     });
     expect(await outcomes.get('wh_1')).toMatchObject({
       state: 'processing',
@@ -110,8 +108,22 @@ describe('the action start script', () => {
   });
 });
 
+describe('the action start after a stall', () => {
+  it("counts a stalled first try's call, uncounted as its end never came, once, with the next try's", async () => {
+    // The first try (counted at its end) stopped with its worker: nothing counted yet.
+    expect(await start.begin(attempt({ stalled: true }))).toMatchObject({ counted: 2 });
+    expect((await outcomes.get('wh_1'))?.actions[0]).toMatchObject({
+      state: 'active',
+      attempts: 2,
+    });
+    // A later stall finds the attempts counted: the next try counts only itself.
+    expect(await start.begin(attempt({ stalled: true }))).toMatchObject({ counted: 3 });
+    expect((await outcomes.get('wh_1'))?.actions[0]).toMatchObject({ attempts: 3 });
+  });
+});
+
 describe("the action start with this process's copy of the circuits", () => {
-  it("lets a first try through a circuit this process's copy says is clean write its start alone, with no circuit command", async () => {
+  it("lets a first try through a circuit this process's copy says is clean write nothing: its call is counted at its end", async () => {
     const subscriber = newTestRedis();
     const log = createLogger({ name: 'start-test', level: 'silent' });
     const copy = new CircuitCopy(redis, subscriber, {
@@ -130,25 +142,37 @@ describe("the action start with this process's copy of the circuits", () => {
       // admission takes it off, and a first start never asks it.
       const { held } = circuitKeysOf(TARGET);
       await redis.zadd(held, 1, 'job-1');
-      const circuitKeysBefore = await redis.keys(`${prefix}:circuit:*`);
+      const before = await redis.hgetall(`${prefix}:outcome:wh_1`);
       expect(await withCopy.begin(attempt({ firstStart: true }))).toEqual({
         stale: false,
         admission: { kind: 'call', tracked: false, report: false },
-        counted: 1,
+        counted: 0,
+        countsAtEnd: true,
       });
-      // The start is in the record (active, its call counted); nothing of the circuit written.
-      expect((await outcomes.get('wh_1'))?.actions[0]).toMatchObject({
-        state: 'active',
-        attempts: 1,
-        held: null,
-      });
-      expect((await redis.keys(`${prefix}:circuit:*`)).sort()).toEqual(circuitKeysBefore.sort());
+      expect(await redis.hgetall(`${prefix}:outcome:wh_1`)).toEqual(before);
       expect(await redis.zrange(held, '0', '-1')).toEqual(['job-1']);
-      // Asked to start nothing (an action with limits counts its call once it has a slot).
+      // Its end writes the record (the call counted, completed), then one stream entry.
+      const stream = recordStreamKey(prefix);
+      await redis.del(stream);
+      await outcomes.completed('wh_1', 'notify_crm', noCall(), 1, true);
+      expect((await outcomes.get('wh_1'))?.actions[0]).toMatchObject({
+        state: 'completed',
+        attempts: 1,
+      });
+      const entries = await redis.xrange(stream, '-', '+');
+      expect(entries).toHaveLength(1);
+      const [, fields] = entries[0]!;
+      expect(fields.slice(0, 2)).toEqual(['k', 'completed']);
+      expect(JSON.parse(fields[3]!)).toMatchObject({
+        webhook_id: 'wh_1',
+        action: 'notify_crm',
+        attempt: 1,
+      });
+      // Asked to count nothing at its end (an action with limits counts its call before it).
       expect(await withCopy.begin(attempt({ firstStart: true, start: false }))).toMatchObject({
         counted: 0,
+        countsAtEnd: false,
       });
-      expect((await outcomes.get('wh_1'))?.actions[0]).toMatchObject({ attempts: 1 });
       expect(await withCopy.begin(attempt())).toMatchObject({ admission: { kind: 'call' } });
       expect(await redis.zrange(held, '0', '-1')).toEqual([]);
       // Stale all the same.

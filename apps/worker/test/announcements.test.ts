@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { channels } from '@pw/shared';
-import type { ActionOutcome, WebhookOutcome } from '@pw/shared';
+import { channels } from '@pw/shared/queue';
+import type { ActionOutcome, WebhookOutcome } from '@pw/shared/outcomes';
 import { newTestRedis, startTcpProxy, testRedisUrl, throughProxy } from '@pw/test-utils';
 import type { TcpProxy } from '@pw/test-utils';
 import { circuitTarget } from '../src/config.js';

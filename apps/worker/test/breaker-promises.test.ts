@@ -1,7 +1,8 @@
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { QUEUE_NAMES } from '@pw/shared';
-import type { ActionJobData, AcceptedWebhook, WebhookOutcome } from '@pw/shared';
+import { QUEUE_NAMES } from '@pw/shared/queue';
+import type { WebhookOutcome } from '@pw/shared/outcomes';
+import type { ActionJobData, AcceptedWebhook } from '@pw/shared/queue';
 import { testRedisUrl } from '@pw/test-utils';
 import { webhookJob } from './fixtures.js';
 import { startWorkerHarness, trickle } from './harness.js';

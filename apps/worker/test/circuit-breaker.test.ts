@@ -1,9 +1,8 @@
 import { Queue, Worker } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { actionJobId, Partitions } from '@pw/shared';
+import { actionJobId, ActionQueues, Partitions, webhookIdOfJob } from '@pw/shared/queue';
 import { redisPerTest } from '@pw/test-utils';
 import { CircuitBreaker } from '../src/circuit-breaker.js';
-import { ActionQueues, webhookIdOfJob } from '@pw/shared';
 import type { CallResult, CircuitBreakerSettings } from '../src/circuit-breaker.js';
 
 // The circuit breaker (lua/circuit-enter-6.lua, lua/circuit-leave-6.lua): the shared circuit

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CircuitBoard, circuitKeys, createLogger } from '@pw/shared';
+import { CircuitBoard, circuitKeys } from '@pw/shared/circuits';
+import { createLogger } from '@pw/shared/runtime';
 import { newTestRedis, redisPerTest } from '@pw/test-utils';
 import { CircuitBreaker } from '../src/circuit-breaker.js';
 import { CircuitCopy } from '../src/circuit-copy.js';

@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OutcomeStore, QUEUE_NAMES } from '@pw/shared';
+import { OutcomeStore } from '@pw/shared/outcomes';
+import { QUEUE_NAMES } from '@pw/shared/queue';
 import { CircuitBreaker } from '../src/circuit-breaker.js';
 import { startSandbox } from '@pw/sandbox';
 import {

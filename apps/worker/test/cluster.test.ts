@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WebhookOutcome } from '@pw/shared';
+import type { WebhookOutcome } from '@pw/shared/outcomes';
 import { PrivateRedisCluster } from '@pw/test-utils';
 import { circuitTarget } from '../src/config.js';
 import { webhookJob } from './fixtures.js';

@@ -1,12 +1,8 @@
-import {
-  DEFAULT_RULES,
-  EVENT_REGISTRY,
-  eventDefinitionByKind,
-  newWebhookId,
-  sampleEvent,
-  selectActions,
-} from '@pw/shared';
-import type { EventKind, AcceptedWebhook } from '@pw/shared';
+import { EVENT_REGISTRY, eventDefinitionByKind, sampleEvent } from '@pw/shared/events';
+import { newWebhookId } from '@pw/shared/queue';
+import { DEFAULT_RULES, selectActions } from '@pw/shared/rules';
+import type { EventKind } from '@pw/shared/events';
+import type { AcceptedWebhook } from '@pw/shared/queue';
 
 /**
  * A webhook as the ingress makes it of a request (a new id, the time taken in), with the default

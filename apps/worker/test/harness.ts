@@ -1,20 +1,13 @@
 import type { Redis } from 'ioredis';
-import {
-  createLogger,
-  createRedis,
-  DEFAULT_ACTIONS_CONFIG,
-  duplicateRedis,
-  OutcomeStore,
-  Partitions,
-  TokenManager,
-} from '@pw/shared';
-import type {
-  IntakeResult,
-  ActionsConfig,
-  BackoffPolicy,
-  AcceptedWebhook,
-  WebhookOutcome,
-} from '@pw/shared';
+import { DEFAULT_ACTIONS_CONFIG } from '@pw/shared/actions';
+import { TokenManager } from '@pw/shared/auth';
+import { OutcomeStore } from '@pw/shared/outcomes';
+import { Partitions } from '@pw/shared/queue';
+import { createLogger, createRedis, duplicateRedis } from '@pw/shared/runtime';
+import type { ActionsConfig } from '@pw/shared/actions';
+import type { IntakeResult } from '@pw/shared/intake';
+import type { WebhookOutcome } from '@pw/shared/outcomes';
+import type { BackoffPolicy, AcceptedWebhook } from '@pw/shared/queue';
 import { startSandbox } from '@pw/sandbox';
 import { deleteKeys, startIntake, testRedisUrl, uniquePrefix } from '@pw/test-utils';
 import type { PartnerTarget } from '../src/config.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { circuitKeys } from '@pw/shared';
+import { circuitKeys } from '@pw/shared/circuits';
 import { openCircuit, redisPerTest } from '@pw/test-utils';
 import { CircuitBreaker } from '../src/circuit-breaker.js';
 

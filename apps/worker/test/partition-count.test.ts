@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { QUEUE_NAMES } from '@pw/shared';
+import { QUEUE_NAMES } from '@pw/shared/queue';
 import { ChildRun, freePort, redisPerTest, testRedisUrl } from '@pw/test-utils';
 
 // The worker process refuses to start under another partition count than the one its Redis holds

@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { QUEUE_NAMES } from '@pw/shared';
-import type { WebhookOutcome } from '@pw/shared';
+import { QUEUE_NAMES } from '@pw/shared/queue';
+import type { WebhookOutcome } from '@pw/shared/outcomes';
 import { testRedisUrl } from '@pw/test-utils';
 import { circuitTarget } from '../src/config.js';
 import { webhookJob } from './fixtures.js';

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { COMPLETED_KIND, outcomeKey, recordStreamKey } from '@pw/shared';
-import type { AcceptedWebhook } from '@pw/shared';
+import { keys } from '@pw/shared/queue';
+import { COMPLETED_KIND, recordStreamKey } from '@pw/shared/records';
+import type { AcceptedWebhook } from '@pw/shared/queue';
 import { newTestRedis } from '@pw/test-utils';
 import { PartnerApi } from '../src/partner-api.js';
 import { webhookJob } from './fixtures.js';
@@ -81,7 +82,7 @@ describe('a worker over four partitions', { timeout: 60_000 }, () => {
         expect(harness.partitions.ofWebhookId(job.webhook_id)).toBe(partition);
         expect((await harness.finished(job.webhook_id)).state).toBe('completed');
         for (const other of harness.partitions.all()) {
-          const key = outcomeKey(harness.partitions.prefix(other), job.webhook_id);
+          const key = keys.outcome(harness.partitions.prefix(other), job.webhook_id);
           expect(await redis.exists(key)).toBe(other === partition ? 1 : 0);
         }
       }

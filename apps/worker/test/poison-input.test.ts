@@ -1,8 +1,9 @@
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { QUEUE_NAMES } from '@pw/shared';
+import type { WebhookOutcome } from '@pw/shared/outcomes';
+import { QUEUE_NAMES } from '@pw/shared/queue';
+import type { ActionJobData, AcceptedWebhook } from '@pw/shared/queue';
 import { CircuitBreaker } from '../src/circuit-breaker.js';
-import type { ActionJobData, AcceptedWebhook, WebhookOutcome } from '@pw/shared';
 import { newTestRedis } from '@pw/test-utils';
 import { circuitTarget } from '../src/config.js';
 import { webhookJob } from './fixtures.js';

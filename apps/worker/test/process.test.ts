@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OutcomeStore } from '@pw/shared';
+import { OutcomeStore } from '@pw/shared/outcomes';
 import { startSandbox } from '@pw/sandbox';
 import {
   ChildRun,

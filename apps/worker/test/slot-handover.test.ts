@@ -1,5 +1,5 @@
 import { afterEach, expect, it } from 'vitest';
-import type { AcceptedWebhook } from '@pw/shared';
+import type { AcceptedWebhook } from '@pw/shared/queue';
 import { webhookJob } from './fixtures.js';
 import { startWorkerHarness } from './harness.js';
 import type { WorkerHarness } from './harness.js';

@@ -3,8 +3,8 @@
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterEach, expect, it } from 'vitest';
-import { actionJobId, QUEUE_NAMES } from '@pw/shared';
-import type { ActionJobData } from '@pw/shared';
+import { actionJobId, QUEUE_NAMES } from '@pw/shared/queue';
+import type { ActionJobData } from '@pw/shared/queue';
 import { testRedisUrl } from '@pw/test-utils';
 import { startWorkerHarness } from './harness.js';
 import type { WorkerHarness } from './harness.js';
@@ -60,24 +60,24 @@ it('records an action failed for stalling (its worker died holding it) as failed
   expect(harness.sandbox.api.calls).toEqual([]);
 });
 
-it('counts each call at its start: a worker that died holding the job before any call counts none, the next try its own', async () => {
+it('counts the call of a first try whose worker died during it, once, when the job runs again', async () => {
   harness = await startWorkerHarness({ lockMs: 500 });
   await harness.worker.actions.pause(true);
   const data = webhookJob('contract', 'draft');
   await harness.enqueue(data);
 
-  // Taken by a worker that dies before its processor starts a call: nothing counted.
+  // A first try writes its record once, at its end; its worker dies before it: nothing counted.
   expect(await takenByADyingWorker(harness)).toBe(
     actionJobId(data.webhook_id, 'generate_documents'),
   );
   expect((await harness.outcomes[0]!.get(data.webhook_id))?.actions[0]).toMatchObject({
-    state: 'waiting',
     attempts: 0,
   });
 
-  // Ours takes the stalled job back and completes it: one call, counted once.
+  // Ours takes the stalled job back and completes it: the dead try may have made its call, so it
+  // counts, with ours.
   await harness.worker.actions.resume();
   const outcome = await harness.until(data.webhook_id, (seen) => seen.state === 'completed');
-  expect(outcome.actions[0]).toMatchObject({ name: 'generate_documents', attempts: 1 });
+  expect(outcome.actions[0]).toMatchObject({ name: 'generate_documents', attempts: 2 });
   expect(harness.sandbox.api.calls).toHaveLength(1);
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TokenError, TokenManager } from '@pw/shared';
-import type { ClientCredentials } from '@pw/shared';
+import { TokenError, TokenManager } from '@pw/shared/auth';
+import type { ClientCredentials } from '@pw/shared/auth';
 import { startSandbox } from '@pw/sandbox';
 import type { Sandbox } from './harness.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actionsConfigSchema } from '@pw/shared';
+import { actionsConfigSchema } from '@pw/shared/actions';
 import { startSandbox } from '@pw/sandbox';
 import { webhookJob } from './fixtures.js';
 import { startWorkerHarness } from './harness.js';

@@ -3,8 +3,10 @@
 // two worker processes drain it, and each master's share of the Redis CPU the system spent shows
 // how evenly the partitions spread the work; every acknowledged webhook must have finished.
 import type { Queue } from 'bullmq';
-import { ActionQueues, createRedis, OutcomeStore, Partitions } from '@pw/shared';
-import type { RedisClient } from '@pw/shared';
+import { OutcomeStore } from '@pw/shared/outcomes';
+import { ActionQueues, Partitions } from '@pw/shared/queue';
+import { createRedis } from '@pw/shared/runtime';
+import type { RedisClient } from '@pw/shared/runtime';
 import type { MasterStats } from '@pw/test-utils';
 import type { BenchRun } from '../bench-run.js';
 import { drive } from '../load.js';

@@ -1,6 +1,6 @@
 // The flood phase's two senders against one ingress: the legitimate one, signed events paced from
 // 127.0.0.1, and the unsigned flood from the settings' other address.
-import { eventDefinitionByKind } from '@pw/shared';
+import { eventDefinitionByKind } from '@pw/shared/events';
 import type { BenchRun } from '../bench-run.js';
 import type { FloodBody } from '../flood-bodies.js';
 import { postPaced } from '../paced.js';

@@ -3,7 +3,7 @@
 // and from the ack to the completion of its last (docs/performance.md). At that rate nothing waits
 // in a backlog: these are the latencies of the path itself.
 import { Queue } from 'bullmq';
-import { QUEUE_NAMES, QUEUE_STREAMS } from '@pw/shared';
+import { QUEUE_NAMES, QUEUE_STREAMS } from '@pw/shared/queue';
 import type { ChildRun } from '@pw/test-utils';
 import type { BenchRun } from '../bench-run.js';
 import { postPaced } from '../paced.js';

@@ -4,8 +4,9 @@
 // from the action jobs the ingress phases queued: the same paths, the same bodies.
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { ACTION_SPECS, QUEUE_NAMES, QUEUE_STREAMS } from '@pw/shared';
-import type { ActionJobData } from '@pw/shared';
+import { ACTION_SPECS } from '@pw/shared/actions';
+import { QUEUE_NAMES, QUEUE_STREAMS } from '@pw/shared/queue';
+import type { ActionJobData } from '@pw/shared/queue';
 import type { BenchRun } from '../bench-run.js';
 import type { Sandbox } from '../processes.js';
 import { startRawHttpWorker, whileUp } from '../processes.js';

@@ -5,7 +5,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { QUEUE_NAMES, QUEUE_STREAMS, recordStreamKey } from '@pw/shared';
+import { QUEUE_NAMES, QUEUE_STREAMS } from '@pw/shared/queue';
+import { recordStreamKey } from '@pw/shared/records';
 import type { ChildRun } from '@pw/test-utils';
 import type { BenchRun } from '../bench-run.js';
 import { RssSampler, treeCpuMs } from '../process-usage.js';

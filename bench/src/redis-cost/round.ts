@@ -2,8 +2,9 @@
 // worker on copies of the same action jobs, the worker, the recorder; then, once the keys due
 // within RECORD_TTL_SECONDS have expired, what is left of the finished webhooks, by kind.
 import { Queue } from 'bullmq';
-import { QUEUE_NAMES, QUEUE_STREAMS, recordStreamKey } from '@pw/shared';
-import type { ActionJobData } from '@pw/shared';
+import { QUEUE_NAMES, QUEUE_STREAMS } from '@pw/shared/queue';
+import { recordStreamKey } from '@pw/shared/records';
+import type { ActionJobData } from '@pw/shared/queue';
 import { RAW_QUEUE, rawJobsFromBacklog } from '../phases/raw-http.js';
 import type { KindFigure } from '@pw/test-utils';
 import { memoryByKind } from '@pw/test-utils';

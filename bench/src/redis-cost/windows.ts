@@ -5,7 +5,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { keys, QUEUE_NAMES, recordStreamKey } from '@pw/shared';
+import { keys, QUEUE_NAMES } from '@pw/shared/queue';
+import { recordStreamKey } from '@pw/shared/records';
 import type { BenchRun } from '../bench-run.js';
 import { drive } from '../load.js';
 import { RAW_QUEUE, sandboxToken } from '../phases/raw-http.js';

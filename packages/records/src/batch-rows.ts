@@ -1,5 +1,7 @@
-import { boundedError, isFinished, waitingAction } from '@pw/shared';
-import type { WebhookEntry, Problem, RecordChange, WebhookOutcome } from '@pw/shared';
+import { boundedError, isFinished, waitingAction } from '@pw/shared/outcomes';
+import type { Problem } from '@pw/shared/events';
+import type { WebhookOutcome } from '@pw/shared/outcomes';
+import type { WebhookEntry, RecordChange } from '@pw/shared/records';
 
 // Rows as the tables take them (jsonb_populate_recordset): keys are column names, `seq` a string
 // because JSON numbers lose a bigint's precision.

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { PwError } from '@pw/shared';
+import { PwError } from '@pw/shared/runtime';
 import { INVALID_TIME, parseTime } from './query-input.js';
 import type { Ledger } from './record-types.js';
 

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import type pg from 'pg';
-import { PwError } from '@pw/shared';
+import { PwError } from '@pw/shared/runtime';
+import type { FailureCode } from '@pw/shared/runtime';
 import { transaction } from './transaction.js';
-import type { FailureCode } from '@pw/shared';
 
 /** An applied migration file no longer has the contents it was applied with. */
 export const MIGRATION_CHANGED = 'migration_changed' satisfies FailureCode;

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { invalidArgument } from '@pw/shared';
+import { invalidArgument } from '@pw/shared/runtime';
 import type { PurgeOptions, PurgeResult } from './record-types.js';
 
 const DAY_MS = 86_400_000;

@@ -1,5 +1,5 @@
-import { PwError } from '@pw/shared';
-import type { FailureCode } from '@pw/shared';
+import { PwError } from '@pw/shared/runtime';
+import type { FailureCode } from '@pw/shared/runtime';
 
 // What a reader of the store passes in from outside (an operator's query string): every malformed
 // value is a `PwError` with one of these codes, which the operator API answers with 400.

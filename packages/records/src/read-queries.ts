@@ -1,4 +1,4 @@
-import { PwError } from '@pw/shared';
+import { PwError } from '@pw/shared/runtime';
 import { INVALID_CURSOR, decodeCursor, pageLimit, parseTime } from './query-input.js';
 import type { AuditQuery, SearchFilter } from './record-types.js';
 

@@ -1,13 +1,6 @@
-import { waitingAction } from '@pw/shared';
-import type {
-  ActionOutcome,
-  ActionState,
-  AttemptOutcome,
-  AttemptRecord,
-  AuditRecord,
-  SkipReason,
-  WebhookState,
-} from '@pw/shared';
+import { waitingAction } from '@pw/shared/outcomes';
+import type { ActionOutcome, ActionState, SkipReason, WebhookState } from '@pw/shared/outcomes';
+import type { AttemptOutcome, AttemptRecord, AuditRecord } from '@pw/shared/records';
 import type { WebhookSummary } from './record-types.js';
 
 // Rows as `pg` reads them (timestamptz as Date, bigint as string) turned into records.

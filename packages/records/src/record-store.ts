@@ -1,6 +1,7 @@
 import pg from 'pg';
-import { invalidArgument, orderTime } from '@pw/shared';
-import type { AuditRecord, RecordChange } from '@pw/shared';
+import { orderTime } from '@pw/shared/queue';
+import { invalidArgument } from '@pw/shared/runtime';
+import type { AuditRecord, RecordChange } from '@pw/shared/records';
 import { batchRows } from './batch-rows.js';
 import { readLedger } from './ledger.js';
 import { MIGRATIONS_DIRECTORY, migrate } from './migrate.js';

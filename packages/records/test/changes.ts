@@ -1,12 +1,6 @@
-import { waitingAction, webhookState } from '@pw/shared';
-import type {
-  WebhookEntry,
-  ActionOutcome,
-  AttemptRecord,
-  AuditRecord,
-  RecordChange,
-  WebhookOutcome,
-} from '@pw/shared';
+import { waitingAction, webhookState } from '@pw/shared/outcomes';
+import type { ActionOutcome, WebhookOutcome } from '@pw/shared/outcomes';
+import type { WebhookEntry, AttemptRecord, AuditRecord, RecordChange } from '@pw/shared/records';
 
 // Builders of record changes as the recorder reads them off the stream.
 

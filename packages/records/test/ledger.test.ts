@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { RecordChange } from '@pw/shared';
+import type { RecordChange } from '@pw/shared/records';
 import { INVALID_TIME } from '../src/index.js';
 import type { RecordStore } from '../src/index.js';
 import { accepted, action, outcome, webhookId } from './changes.js';

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import type pg from 'pg';
 import { expect } from 'vitest';
-import { INVALID_ARGUMENT } from '@pw/shared';
+import { INVALID_ARGUMENT } from '@pw/shared/runtime';
 import {
   MIGRATION_CHANGED,
   MIGRATIONS_DIRECTORY,

@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
 import type pg from 'pg';
-import type { RecordChange } from '@pw/shared';
+import type { RecordChange } from '@pw/shared/records';
 import {
   INVALID_CURSOR,
   INVALID_TIME,

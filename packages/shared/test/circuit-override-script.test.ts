@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CircuitBoard, circuitKeys } from '../src/index.js';
+import { CircuitBoard, circuitKeys } from '../src/circuits/index.js';
 import { useScriptRedis } from './script-redis.js';
 
 // lua/circuit-override-2.lua, through the `CircuitBoard` that runs it, against a real Redis.

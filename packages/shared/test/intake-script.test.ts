@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import {
-  DEAD_LETTER_MIN_SECONDS,
-  INGRESS_COUNTS_KEEP_SECONDS,
-  INTAKE_COMMAND,
-  withCommand,
-} from '../src/index.js';
+import { INTAKE_COMMAND } from '../src/intake/intake-commands.js';
+import { withCommand } from '../src/lua/index.js';
+import { DEAD_LETTER_MIN_SECONDS } from '../src/queue/index.js';
+import { INGRESS_COUNTS_KEEP_SECONDS } from '../src/records/index.js';
 import { received, useScriptRedis } from './script-redis.js';
 
 // lua/intake.lua on its own, against a real Redis: the keys it writes, their times, its reply.

@@ -1,17 +1,14 @@
 import { createHash } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  canonicalJson,
-  DEFAULT_ACTIONS_CONFIG,
-  keys,
-  OutcomeStore,
-  QUEUE_NAMES,
-  QUEUE_STREAMS,
-  sampleEvent,
-  WebhookIntake,
-} from '../src/index.js';
-import type { ActionJobData, ActionName, AcceptedWebhook } from '../src/index.js';
+import { DEFAULT_ACTIONS_CONFIG } from '../src/actions/index.js';
+import { sampleEvent } from '../src/events/index.js';
+import { WebhookIntake } from '../src/intake/index.js';
+import { OutcomeStore } from '../src/outcomes/index.js';
+import { keys, QUEUE_NAMES, QUEUE_STREAMS } from '../src/queue/index.js';
+import { canonicalJson } from '../src/signing/index.js';
+import type { ActionName } from '../src/actions/index.js';
+import type { ActionJobData, AcceptedWebhook } from '../src/queue/index.js';
 import { useScriptRedis } from './script-redis.js';
 
 // What a delivered event leaves for the deduplication window, through the intake the ingress

@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ACTION_COUNTS_KEEP_SECONDS,
-  DEAD_LETTER_MIN_SECONDS,
-  OUTCOME_CHANGE_COMMAND,
-  withCommand,
-} from '../src/index.js';
-import type { OutcomeChangeCommand } from '../src/index.js';
+import { OUTCOME_CHANGE_COMMAND, withCommand } from '../src/lua/index.js';
+import { ACTION_COUNTS_KEEP_SECONDS, DEAD_LETTER_MIN_SECONDS } from '../src/queue/index.js';
+import type { OutcomeChangeCommand } from '../src/lua/index.js';
 import { received, useScriptRedis } from './script-redis.js';
 
 // lua/outcome-change-3.lua on its own, against a real Redis.

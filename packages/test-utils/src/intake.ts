@@ -1,6 +1,10 @@
 import type { Redis } from 'ioredis';
-import { DEFAULT_ACTIONS_CONFIG, PartitionedIntake, Partitions } from '@pw/shared';
-import type { IntakeResult, ActionsConfig, BackoffPolicy, AcceptedWebhook } from '@pw/shared';
+import { DEFAULT_ACTIONS_CONFIG } from '@pw/shared/actions';
+import { PartitionedIntake } from '@pw/shared/intake';
+import { Partitions } from '@pw/shared/queue';
+import type { ActionsConfig } from '@pw/shared/actions';
+import type { IntakeResult } from '@pw/shared/intake';
+import type { BackoffPolicy, AcceptedWebhook } from '@pw/shared/queue';
 
 export interface TestIntakeSettings {
   /** `ACTIONS_CONFIG` as the ingress reads it: each action's attempts and backoff. */

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import { channels, circuitKeys } from '@pw/shared';
+import { circuitKeys } from '@pw/shared/circuits';
+import { channels } from '@pw/shared/queue';
 
 export interface OpenCircuit {
   /** Consecutive retryable failures that opened it. */

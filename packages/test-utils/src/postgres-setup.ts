@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { startEmbeddedPostgres } from '@pw/shared';
+import { startEmbeddedPostgres } from '@pw/shared/records';
 import { dockerReachable } from './docker.js';
 import { freePort } from './redis-server.js';
 import './test-postgres.js';

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { startEmbeddedPostgres } from '@pw/shared';
+import { startEmbeddedPostgres } from '@pw/shared/records';
 import { freePort } from './redis-server.js';
 
 export interface PrivateDatabase {

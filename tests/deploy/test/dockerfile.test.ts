@@ -10,7 +10,7 @@ import {
   lineage as stageLineage,
   parseStages,
 } from '../src/dockerfile.js';
-import { INGRESS_NODE_FLAGS } from '@pw/shared';
+import { INGRESS_NODE_FLAGS } from '@pw/shared/runtime';
 import type { Stage } from '../src/dockerfile.js';
 import { dockerfileHealthcheck, HEALTHCHECK_SCRIPT } from '../src/health-check.js';
 import { readRepoFile, repoFileExists, repoPath } from '../src/repo.js';

@@ -122,7 +122,7 @@ async function runProbe(embed: boolean): Promise<string> {
     outfile: 'probe.mjs',
     sourcemap: false,
     stdin: {
-      contents: `import { INTAKE_COMMAND } from '@pw/shared';
+      contents: `import { INTAKE_COMMAND } from './packages/shared/src/intake/intake-commands.ts';
         import { ENTER } from './apps/worker/src/circuit-scripts.ts';
         console.log(JSON.stringify([INTAKE_COMMAND.lua, ENTER.lua]));`,
       resolveDir: repoRoot,

@@ -1,7 +1,8 @@
 // `npm run build`: the apps as plain JavaScript, run with `node` and no TypeScript at run time.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acknowledgementSchema, OutcomeStore } from '@pw/shared';
+import { acknowledgementSchema } from '@pw/shared/events';
+import { OutcomeStore } from '@pw/shared/outcomes';
 import { startSandbox } from '@pw/sandbox';
 import type { Sandbox } from '@pw/sandbox';
 import {

@@ -7,16 +7,12 @@
 // Idempotency-Key after the failover is a redelivery, counted apart.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  acknowledgementSchema,
-  actionJobId,
-  createRedis,
-  duplicateRedis,
-  OutcomeStore,
-  Partitions,
-  QUEUE_NAMES,
-} from '@pw/shared';
-import type { Acknowledgement, RedisClient } from '@pw/shared';
+import { acknowledgementSchema } from '@pw/shared/events';
+import { OutcomeStore } from '@pw/shared/outcomes';
+import { actionJobId, Partitions, QUEUE_NAMES } from '@pw/shared/queue';
+import { createRedis, duplicateRedis } from '@pw/shared/runtime';
+import type { Acknowledgement } from '@pw/shared/events';
+import type { RedisClient } from '@pw/shared/runtime';
 import type { Sandbox } from '@pw/sandbox';
 import { ChildRun, freePort, signedEvent, TEST_SECRET } from '@pw/test-utils';
 import type { PrivateRedisCluster } from '@pw/test-utils';

@@ -7,14 +7,11 @@ import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  acknowledgementSchema,
-  DEFAULT_RULES,
-  DEV_WEBHOOK_SECRET,
-  sampleEvent,
-  signEvent,
-} from '@pw/shared';
-import type { Acknowledgement } from '@pw/shared';
+import { DEV_WEBHOOK_SECRET } from '@pw/shared/config';
+import { acknowledgementSchema, sampleEvent } from '@pw/shared/events';
+import { DEFAULT_RULES } from '@pw/shared/rules';
+import { signEvent } from '@pw/shared/signing';
+import type { Acknowledgement } from '@pw/shared/events';
 import { launchChromium } from '@pw/test-utils';
 import { startSystem } from './system.js';
 import type { RunningSystem } from './system.js';

@@ -5,14 +5,10 @@
 // balances. One bad event must never cost the store another's record.
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import {
-  DEV_WEBHOOK_SECRET,
-  EVENT_KINDS,
-  eventDefinitionByKind,
-  sampleEvent,
-  signEvent,
-} from '@pw/shared';
-import type { EventKind } from '@pw/shared';
+import { DEV_WEBHOOK_SECRET } from '@pw/shared/config';
+import { EVENT_KINDS, eventDefinitionByKind, sampleEvent } from '@pw/shared/events';
+import { signEvent } from '@pw/shared/signing';
+import type { EventKind } from '@pw/shared/events';
 import { startSystem } from './system.js';
 import type { RunningSystem } from './system.js';
 

@@ -3,8 +3,10 @@
 import { mkdirSync } from 'node:fs';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acknowledgementSchema, DEV_WEBHOOK_SECRET, sampleEvent, signEvent } from '@pw/shared';
-import type { WebhookOutcome } from '@pw/shared';
+import { DEV_WEBHOOK_SECRET } from '@pw/shared/config';
+import { acknowledgementSchema, sampleEvent } from '@pw/shared/events';
+import { signEvent } from '@pw/shared/signing';
+import type { WebhookOutcome } from '@pw/shared/outcomes';
 import { launchChromium, repoRoot } from '@pw/test-utils';
 import { startSystem } from './system.js';
 import type { RunningSystem } from './system.js';

@@ -1,8 +1,8 @@
 // A partner outage as a sender sees it: `npm run send -- quote --wait` against the sandbox told
 // to fail for a while says the actions are held, then prints them completed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acknowledgementSchema } from '@pw/shared';
-import type { WebhookOutcome } from '@pw/shared';
+import { acknowledgementSchema } from '@pw/shared/events';
+import type { WebhookOutcome } from '@pw/shared/outcomes';
 import { startSystem } from './system.js';
 import type { RunningSystem } from './system.js';
 

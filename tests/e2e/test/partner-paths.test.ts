@@ -2,14 +2,11 @@
 // (docs/architecture.md#actions-and-the-worker): through the real ingress, worker and sandbox
 // partner API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  acknowledgementSchema,
-  DEV_WEBHOOK_SECRET,
-  isFinished,
-  sampleEvent,
-  signEvent,
-} from '@pw/shared';
-import type { Acknowledgement } from '@pw/shared';
+import { DEV_WEBHOOK_SECRET } from '@pw/shared/config';
+import { acknowledgementSchema, sampleEvent } from '@pw/shared/events';
+import { isFinished } from '@pw/shared/outcomes';
+import { signEvent } from '@pw/shared/signing';
+import type { Acknowledgement } from '@pw/shared/events';
 import { startSystem } from './system.js';
 import type { RunningSystem } from './system.js';
 

@@ -5,14 +5,12 @@
 // longer holds go through the same API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import {
-  acknowledgementSchema,
-  DEV_WEBHOOK_SECRET,
-  outcomeKey,
-  sampleEvent,
-  signEvent,
-} from '@pw/shared';
-import type { Acknowledgement, Problem, WebhookOutcome } from '@pw/shared';
+import { DEV_WEBHOOK_SECRET } from '@pw/shared/config';
+import { acknowledgementSchema, sampleEvent } from '@pw/shared/events';
+import { keys } from '@pw/shared/queue';
+import { signEvent } from '@pw/shared/signing';
+import type { Acknowledgement, Problem } from '@pw/shared/events';
+import type { WebhookOutcome } from '@pw/shared/outcomes';
 import { ChildRun, freePort, testRedisUrl } from '@pw/test-utils';
 import { startSystem } from './system.js';
 import type { RunningSystem } from './system.js';
@@ -249,7 +247,7 @@ describe('a release from the store', { timeout: 90_000 }, () => {
   it('a kept event whose Redis record has expired is released from the record store’s copy', async () => {
     const ack = await keep('quote', driftedQuote(`expired-${Date.now()}`));
     // As if its record had outlived its time in Redis: the store still keeps it.
-    expect(await redis.del(outcomeKey(system.env.QUEUE_PREFIX!, ack.webhook_id))).toBe(1);
+    expect(await redis.del(keys.outcome(system.env.QUEUE_PREFIX!, ack.webhook_id))).toBe(1);
     const released = await postTo('upgraded', `/api/quarantine/${ack.webhook_id}/release`);
     expect(released.status).toBe(202);
     const outcome = await system.outcome(ack.webhook_id, finished);

@@ -1,8 +1,10 @@
 // The record store through the real surface: npm start's apps write every webhook's history to
 // PostgreSQL (a schema of this test's own), and the dashboard's operator API reads it back.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acknowledgementSchema, DEV_WEBHOOK_SECRET, sampleEvent, signEvent } from '@pw/shared';
-import type { Acknowledgement } from '@pw/shared';
+import { DEV_WEBHOOK_SECRET } from '@pw/shared/config';
+import { acknowledgementSchema, sampleEvent } from '@pw/shared/events';
+import { signEvent } from '@pw/shared/signing';
+import type { Acknowledgement } from '@pw/shared/events';
 import { startSystem } from './system.js';
 import type { RunningSystem } from './system.js';
 

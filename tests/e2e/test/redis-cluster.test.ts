@@ -5,14 +5,12 @@
 // `npm run send --wait` and the dashboard read every partition; everything stops cleanly.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  acknowledgementSchema,
-  createRedis,
-  duplicateRedis,
-  OutcomeStore,
-  Partitions,
-} from '@pw/shared';
-import type { Acknowledgement, EventKind, RedisClient } from '@pw/shared';
+import { acknowledgementSchema } from '@pw/shared/events';
+import { OutcomeStore } from '@pw/shared/outcomes';
+import { Partitions } from '@pw/shared/queue';
+import { createRedis, duplicateRedis } from '@pw/shared/runtime';
+import type { Acknowledgement, EventKind } from '@pw/shared/events';
+import type { RedisClient } from '@pw/shared/runtime';
 import type { Sandbox } from '@pw/sandbox';
 import { ChildRun, freePort, signedEvent, TEST_SECRET, testSchema } from '@pw/test-utils';
 import type { MasterStats, PrivateRedisCluster, TestSchema } from '@pw/test-utils';

@@ -3,7 +3,9 @@
 // (the event's entry in an hour hash, with its first ack; the entity's newest time) is small. Measured through npm
 // start's real apps under a steady load of waves.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acknowledgementSchema, DEV_WEBHOOK_SECRET, sampleEvent, signEvent } from '@pw/shared';
+import { DEV_WEBHOOK_SECRET } from '@pw/shared/config';
+import { acknowledgementSchema, sampleEvent } from '@pw/shared/events';
+import { signEvent } from '@pw/shared/signing';
 import { keysUnder, newTestRedis } from '@pw/test-utils';
 import { startSystem } from './system.js';
 import type { RunningSystem } from './system.js';

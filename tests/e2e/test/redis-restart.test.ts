@@ -3,14 +3,10 @@
 // processed; and an action is called at most twice (at least once, same Idempotency-Key).
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  acknowledgementSchema,
-  DEV_WEBHOOK_SECRET,
-  isFinished,
-  OutcomeStore,
-  sampleEvent,
-  signEvent,
-} from '@pw/shared';
+import { DEV_WEBHOOK_SECRET } from '@pw/shared/config';
+import { acknowledgementSchema, sampleEvent } from '@pw/shared/events';
+import { isFinished, OutcomeStore } from '@pw/shared/outcomes';
+import { signEvent } from '@pw/shared/signing';
 import { PrivateRedis } from '@pw/test-utils';
 import { startSystem } from './system.js';
 import type { RunningSystem } from './system.js';

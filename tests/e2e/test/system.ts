@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
-import { OutcomeStore } from '@pw/shared';
-import type { WebhookOutcome } from '@pw/shared';
+import { OutcomeStore } from '@pw/shared/outcomes';
+import type { WebhookOutcome } from '@pw/shared/outcomes';
 import {
   ChildRun,
   deleteKeys,

@@ -6,7 +6,7 @@
 // apart as poison only while the partner serves others, and a soak's own traffic ends before its
 // drain.
 import { randomBytes } from 'node:crypto';
-import { sampleEvent } from '@pw/shared';
+import { sampleEvent } from '@pw/shared/events';
 import type { PartnerApiStandIn } from '@pw/sandbox';
 import { finalCount, readStore } from './checks.js';
 import { deliver, soakEvent } from './traffic.js';

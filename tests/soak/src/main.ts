@@ -4,7 +4,7 @@
 // Exits 0 only when every check holds.
 import { writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
-import { QUEUE_NAMES } from '@pw/shared';
+import { QUEUE_NAMES } from '@pw/shared/queue';
 import { BOUNDED_KINDS, memoryByKind } from '@pw/test-utils';
 import type { KindFigure } from '@pw/test-utils';
 import { completionTimes, finalCount, findings, percentiles, readStore } from './checks.js';

@@ -4,8 +4,10 @@
 // partner's delivery system, each event is sent until an ingress acknowledges it (another ingress,
 // or the same one later, after a refusal or no answer), and every acknowledgement is kept for the
 // checks.
-import { DEV_WEBHOOK_SECRET, EVENT_REGISTRY, sampleEvent, signEvent } from '@pw/shared';
-import type { EventKind } from '@pw/shared';
+import { DEV_WEBHOOK_SECRET } from '@pw/shared/config';
+import { EVENT_REGISTRY, sampleEvent } from '@pw/shared/events';
+import { signEvent } from '@pw/shared/signing';
+import type { EventKind } from '@pw/shared/events';
 
 /**
  * Why an event is in the traffic: the faults add `poison` events (of a customer every partner call

@@ -1,5 +1,5 @@
-import type { ActionCall, ActionName, ActionSpec, Logger } from '@pw/shared';
-import type { ActionsConfig } from '@pw/shared';
+import type { ActionCall, ActionName, ActionsConfig, ActionSpec } from '@pw/shared/actions';
+import type { Logger } from '@pw/shared/runtime';
 import type { PartnerTarget } from '../config.js';
 import type { PartnerApi, PartnerResponse } from '../partner-api.js';
 

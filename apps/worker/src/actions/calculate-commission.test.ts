@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { actionsConfigSchema, sampleEvent } from '@pw/shared';
+import { actionsConfigSchema } from '@pw/shared/actions';
+import { sampleEvent } from '@pw/shared/events';
 import { computeCommission } from './calculate-commission.js';
 
 const config = actionsConfigSchema.parse({

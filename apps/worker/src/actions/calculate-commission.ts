@@ -1,5 +1,6 @@
-import { PermanentError, valueAt } from '@pw/shared';
-import type { ActionsConfig } from '@pw/shared';
+import { valueAt } from '@pw/shared/rules';
+import { PermanentError } from '@pw/shared/runtime';
+import type { ActionsConfig } from '@pw/shared/actions';
 import { forMarket, marketTable } from '../market-table.js';
 import { MISSING_FIELD } from './expand-path.js';
 import { callPartnerApi } from './action.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PermanentError } from '@pw/shared';
+import { PermanentError } from '@pw/shared/runtime';
 import { expandPath, INVALID_PATH_VALUE, MAX_DECODINGS, MISSING_FIELD } from './expand-path.js';
 
 const template = '/quotes/{quote_id}/price-lock';

@@ -1,5 +1,6 @@
-import { PermanentError, valueAt } from '@pw/shared';
-import type { FailureCode } from '@pw/shared';
+import { valueAt } from '@pw/shared/rules';
+import { PermanentError } from '@pw/shared/runtime';
+import type { FailureCode } from '@pw/shared/runtime';
 
 /** The event has no usable value (absent, null, an object) for a placeholder. */
 export const MISSING_FIELD = 'missing_field' satisfies FailureCode;

@@ -1,5 +1,5 @@
-import { ACTION_NAMES, ACTION_SPECS } from '@pw/shared';
-import type { ActionName } from '@pw/shared';
+import { ACTION_NAMES, ACTION_SPECS } from '@pw/shared/actions';
+import type { ActionName } from '@pw/shared/actions';
 import { callPartnerApi } from './action.js';
 import type { ActionDefinition, ActionHandler } from './action.js';
 import { calculateCommission } from './calculate-commission.js';

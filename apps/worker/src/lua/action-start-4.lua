@@ -11,7 +11,10 @@
 
       ARGV[1]  the event's time in ms ('': not checked)
       ARGV[2]  '1' to start the call
-      ARGV[3...] the change that starts it (includes/outcomeChange)
+      ARGV[3]  the action's attempts field when the job stalled before ('' otherwise): if no
+               attempt of the action is counted yet, its first try (counted at its end) stopped
+               with its worker, maybe after its call, and counts as one
+      ARGV[4...] the change that starts the call (includes/outcomeChange)
 
     Output:
       'stale' when a newer event for the entity came first (nothing else done); when the call
@@ -22,4 +25,8 @@ if ARGV[1] ~= '' and tonumber(redis.call('GET', KEYS[1]) or '-1') > tonumber(ARG
   return 'stale'
 end
 if ARGV[2] ~= '1' then return 'fresh' end
-return outcomeChange(KEYS[2], KEYS[3], KEYS[4], outcomeChangeArgs(ARGV, 3))
+if ARGV[3] ~= '' and redis.call('EXISTS', KEYS[2]) == 1
+    and tonumber(redis.call('HGET', KEYS[2], ARGV[3]) or '0') == 0 then
+  redis.call('HINCRBY', KEYS[2], ARGV[3], 1)
+end
+return outcomeChange(KEYS[2], KEYS[3], KEYS[4], outcomeChangeArgs(ARGV, 4))

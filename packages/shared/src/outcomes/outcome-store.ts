@@ -62,28 +62,6 @@ export class OutcomeStore {
   }
 
   /**
-   * `started` as plain commands in one transaction, no script, for the common path (a job's first
-   * try through a clean circuit: docs/redis-cost.md): the same fields, then the announcement. It
-   * does not check that the record is still there: on a record gone meanwhile (kept past a dead
-   * letter's time) it leaves these fields without their webhook, which readers take for no record
-   * and which expire as a dead letter would.
-   */
-  async startedUnchecked(webhookId: string, action: string): Promise<number> {
-    const key = this.key(webhookId);
-    const replies = await this.redis
-      .multi()
-      .hset(key, `${action}:state`, 'active')
-      .hdel(key, `${action}:held`)
-      .hincrby(key, `${action}:attempts`, 1)
-      .expire(key, deadLetterSeconds(this.settings.recordTtlSeconds), 'NX')
-      .publish(this.channel, webhookId)
-      .exec();
-    const failure = replies?.find(([error]) => error)?.[0];
-    if (failure) throw failure;
-    return Number(replies?.[2]?.[1] ?? 0);
-  }
-
-  /**
    * The 3 keys and the arguments of `outcomeChange` for `started`, for a script that starts the
    * call in the same command as other checks.
    */
@@ -101,25 +79,29 @@ export class OutcomeStore {
 
   /**
    * The action waits, without spending an attempt, for its target's circuit to close; `error`:
-   * why the call it just made failed, if it made one (`timing`: that call's).
+   * why the call it just made failed, if it made one (`timing`: that call's). `countCall`: that
+   * call was not counted at its start, and is now (a first try's, see `completed`).
    */
   async held(
     webhookId: string,
     action: string,
     error?: string,
     timing: AttemptTiming = noCall(),
+    countCall = false,
   ): Promise<void> {
     const fields: Record<string, string> = { state: 'waiting', held: 'circuit_open' };
     if (error !== undefined) fields.last_error = boundedError(error);
     await this.change(webhookId, action, fields, {
       attempt: attemptOf('held', timing, error),
       count: 'held',
+      countAttempt: countCall,
     });
   }
 
   /**
    * The action's call failed: retrying (attempts left) or failed for good; `error` is kept to
-   * `MAX_ERROR_LENGTH` characters; `timing`: the call's.
+   * `MAX_ERROR_LENGTH` characters; `timing`: the call's. `countCall`: the call was not counted at
+   * its start, and is now (a first try's, see `completed`).
    */
   async failed(
     webhookId: string,
@@ -127,6 +109,7 @@ export class OutcomeStore {
     state: 'retrying' | 'failed',
     error: string,
     timing: AttemptTiming = noCall(),
+    countCall = false,
   ): Promise<void> {
     await this.change(
       webhookId,
@@ -134,23 +117,27 @@ export class OutcomeStore {
       { state, last_error: boundedError(error) },
       {
         attempt: attemptOf(state, timing, error),
+        countAttempt: countCall,
         ...(state === 'failed' ? { count: 'failed' } : {}),
       },
     );
   }
 
   /**
-   * The action's call completed (`timing`: the call's), the `attempt`-th call counted at its
-   * start (`started`). Written as plain commands in one transaction, no script (the common path,
-   * docs/redis-cost.md): the action's fields in the record first, then the minute's count, the
-   * record stream's entry of what changed and the announcement, so that whatever reads the record
-   * after the announcement, or snapshots it after the entry, has the completion.
+   * The action's call completed (`timing`: the call's), the `attempt`-th call of the action.
+   * `countCall`: the call was not counted at its start (a job's first try through a clean
+   * circuit writes nothing before its call: docs/redis-cost.md), and is counted now, as the
+   * first. Plain commands, no script, sent in one write and run in this order: the action's
+   * fields in the record first, then the minute's count, the record stream's entry of what
+   * changed and the announcement, so that whatever reads the record after the announcement, or
+   * snapshots it after the entry, has the completion.
    */
   async completed(
     webhookId: string,
     action: string,
     timing: AttemptTiming,
     attempt: number,
+    countCall = false,
   ): Promise<void> {
     const call = attemptOf('completed', timing);
     const entry: CompletedEntry = {
@@ -165,20 +152,27 @@ export class OutcomeStore {
     const { queuePrefix: prefix, recordTtlSeconds } = this.settings;
     const key = this.key(webhookId);
     const counts = keys.actionCounts(prefix, countMinuteNow());
-    const replies = await this.redis
-      .multi()
-      .hset(key, `${action}:state`, 'completed', `${action}:completed_at`, call.finished_at)
-      .hdel(key, `${action}:last_error`, `${action}:held`)
+    const fields = [`${action}:state`, 'completed', `${action}:completed_at`, call.finished_at];
+    await Promise.all([
+      this.redis.hset(key, ...fields),
+      // An error or a hold comes only after a call, which the first call is not.
+      ...(attempt > 1 ? [this.redis.hdel(key, `${action}:last_error`, `${action}:held`)] : []),
+      ...(countCall ? [this.redis.hincrby(key, `${action}:attempts`, 1)] : []),
       // A record in flight has its time (a dead letter's); one gone meanwhile is not kept for
       // ever as these fields.
-      .expire(key, deadLetterSeconds(recordTtlSeconds), 'NX')
-      .hincrby(counts, 'completed', 1)
-      .expire(counts, ACTION_COUNTS_KEEP_SECONDS, 'NX')
-      .xadd(recordStreamKey(prefix), '*', 'k', COMPLETED_KIND, 'd', JSON.stringify(entry))
-      .publish(this.channel, webhookId)
-      .exec();
-    const failure = replies?.find(([error]) => error)?.[0];
-    if (failure) throw failure;
+      this.redis.expire(key, deadLetterSeconds(recordTtlSeconds), 'NX'),
+      this.redis.hincrby(counts, 'completed', 1),
+      this.redis.expire(counts, ACTION_COUNTS_KEEP_SECONDS, 'NX'),
+      this.redis.xadd(
+        recordStreamKey(prefix),
+        '*',
+        'k',
+        COMPLETED_KIND,
+        'd',
+        JSON.stringify(entry),
+      ),
+      this.redis.publish(this.channel, webhookId),
+    ]);
   }
 
   /** The action made no call (`reason`): finished, with nothing left to do. */
