@@ -1,17 +1,25 @@
 // `npm run docs`: writes the tables of docs/ that restate code (variables, error codes, failure
-// codes, actions), between their markers; `npm run docs -- --check` writes nothing and exits 1
+// codes, actions) and the one run of each bench the performance pages show (from its results file
+// in docs/runs/), between their markers; `npm run docs -- --check` writes nothing and exits 1
 // when a committed page differs from what the code says (the test suite runs it).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as prettier from 'prettier';
 import type { z } from 'zod';
-import { ACTION_NAMES, ACTION_SPECS, ERROR_CODES, FAILURE_CODES, startVariables } from '@pw/shared';
-import type { Condition } from '@pw/shared';
+import { ACTION_NAMES, ACTION_SPECS } from '@pw/shared/actions';
+import { startVariables } from '@pw/shared/config';
+import { ERROR_CODES } from '@pw/shared/events';
+import type { Condition } from '@pw/shared/rules';
+import { FAILURE_CODES } from '@pw/shared/runtime';
 import { dashboardVariables } from '../apps/dashboard/src/config.js';
 import { ingressVariables } from '../apps/ingress/src/config.js';
 import { recorderVariables } from '../apps/recorder/src/config.js';
 import { sendVariables } from '../apps/send/src/config.js';
 import { workerVariables } from '../apps/worker/src/config.js';
+import { formatResults } from '../bench/src/redis-cost/report.js';
+import type { RedisCostResults } from '../bench/src/redis-cost/report.js';
+import { formatTable } from '../bench/src/report.js';
+import type { Results } from '../bench/src/results.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const APPS = {
@@ -100,12 +108,24 @@ function actionsTable(): string {
   return lines.join('\n');
 }
 
+/** A results file of one run, committed beside the pages that show it (`docs/runs/`). */
+const run = <T>(file: string): T =>
+  JSON.parse(readFileSync(`${root}/docs/runs/${file}`, 'utf8')) as T;
+
+/** The one run of `npm run bench` the performance page shows, from its results file. */
+const benchRun = () => ['```', formatTable(run<Results>('bench.json')).trim(), '```'].join('\n');
+
+/** The one run of `npm run bench:redis-cost` the Redis cost page shows, from its results file. */
+const redisCostRun = () => formatResults(run<RedisCostResults>('redis-cost.json'));
+
 /** Each generated section: the page it is on and its contents. */
 const SECTIONS = {
   variables: { file: 'docs/configuration.md', write: variablesTable },
   'error-codes': { file: 'docs/webhook-api.md', write: errorCodesTable },
   'failure-codes': { file: 'docs/operations.md', write: failureCodesTable },
   actions: { file: 'docs/architecture.md', write: actionsTable },
+  'bench-run': { file: 'docs/performance.md', write: benchRun },
+  'redis-cost-run': { file: 'docs/redis-cost.md', write: redisCostRun },
 } as const;
 
 const marker = (name: string) =>

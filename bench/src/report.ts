@@ -127,6 +127,14 @@ function floodRows(fl: Figures['flood_unsigned']): string[][] {
 
 /** Prints the figures, the ratios and the targets as three tables, and the worker's note. */
 export function printTable(results: Results): void {
+  console.log(formatTable(results));
+}
+
+/**
+ * The figures, the ratios and the targets as three tables, and the worker's note: what
+ * `printTable` prints, and the one run the performance page shows (`npm run docs`).
+ */
+export function formatTable(results: Results): string {
   const { machine: m, figures: f, ratios: r, ranges } = results;
   const range = (name: string) => {
     const values = (ranges as Record<string, [number, number] | undefined>)[name];
@@ -152,7 +160,7 @@ export function printTable(results: Results): void {
     '',
     `Note: ${results.notes.worker}`,
   ];
-  console.log(lines.join('\n'));
+  return lines.join('\n');
 }
 
 /** The cluster phase's figures (`--cluster K`). */

@@ -83,7 +83,7 @@ export const workerVariables = (production: boolean) => ({
   ACTIONS_CONFIG: actionsConfigEnv,
   CIRCUIT_FAILURE_THRESHOLD: envInt(10, { min: 1, max: 10_000 }).meta({
     description:
-      'consecutive retryable failures (network, 408, 429, 5xx, identity provider unreachable) of one partner target that open its circuit',
+      "different actions failing in a row with a retryable failure (network, 408, 429, 5xx, identity provider unreachable), no 2xx between, that open one partner target's circuit (an action failing again counts once; a poison input not at all)",
   }),
   CIRCUIT_PROBE_INTERVAL_MS: envInt(5000, { min: 10 }).meta({
     description:
