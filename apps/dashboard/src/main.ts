@@ -1,12 +1,12 @@
 // Composition root of the dashboard: the only place that reads the environment and builds clients.
 import { fileURLToPath } from 'node:url';
-import { RecordStore } from '@pw/records';
+import { RecordStore, RejectedChanges } from '@pw/records';
 import { CircuitBoard } from '@pw/shared/circuits';
 import { configOrExit, retryPolicy } from '@pw/shared/config';
 import { PartitionedIntake } from '@pw/shared/intake';
 import { OutcomeStore } from '@pw/shared/outcomes';
 import { ActionQueues, PartitionCountGuard, Partitions } from '@pw/shared/queue';
-import { AuditLog, RejectedChanges } from '@pw/shared/records';
+import { AuditLog } from '@pw/shared/records';
 import { DEFAULT_RULES, RulesStore } from '@pw/shared/rules';
 import {
   closeServer,

@@ -1,7 +1,8 @@
 import express from 'express';
 import { z } from 'zod';
-import { isStreamId } from '@pw/shared/records';
-import type { AuditLog, RejectedChanges } from '@pw/shared/records';
+import { isStreamId } from '@pw/records';
+import type { RejectedChanges } from '@pw/records';
+import type { AuditLog } from '@pw/shared/records';
 import { refuse } from './records-api.js';
 
 export interface RejectedChangeApiDeps {

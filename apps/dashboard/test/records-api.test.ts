@@ -2,10 +2,10 @@
 // store. (What they find is tested end to end in tests/e2e/test/records.test.ts.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RecordStore } from '@pw/records';
+import type { RecordChange } from '@pw/records';
 import { NUL_PROBLEM } from '@pw/shared/events';
 import { keys } from '@pw/shared/queue';
 import type { AcceptedWebhook } from '@pw/shared/queue';
-import type { RecordChange } from '@pw/shared/records';
 import { testSchema } from '@pw/test-utils';
 import type { TestSchema } from '@pw/test-utils';
 import { failedAction, standInWorker, startDashboard, webhookOf } from './harness.js';

@@ -3,8 +3,9 @@
 // of changes), or discarded with a reason; both audited. The changes are set aside as the
 // recorder sets them aside, through RejectedChanges on the dashboard's prefix.
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { ORIGIN_FIELD, recordStreamKey, RejectedChanges } from '@pw/shared/records';
-import type { RejectedChange } from '@pw/shared/records';
+import { ORIGIN_FIELD, RejectedChanges } from '@pw/records';
+import type { RejectedChange } from '@pw/records';
+import { recordStreamKey } from '@pw/shared/records';
 import { AUTH, startDashboard } from './harness.js';
 import type { DashboardHarness } from './harness.js';
 

@@ -1,21 +1,18 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isStoreUnavailable } from '@pw/records';
 import {
-  ingressTotals,
-  keptMinutes,
-  markChanged,
+  isStoreUnavailable,
+  parseChange,
+  RecordStreams,
   rejectedStreamKey,
   RejectedChanges,
-  takeChangedMinutes,
-} from '@pw/shared/records';
+} from '@pw/records';
+import type { PartitionEntry, RecordChange, RefusedChange } from '@pw/records';
+import { ingressTotals, keptMinutes, markChanged, takeChangedMinutes } from '@pw/shared/records';
 import type { Partitions } from '@pw/shared/queue';
-import type { IngressCountRow, RecordChange, RefusedChange } from '@pw/shared/records';
+import type { IngressCountRow } from '@pw/shared/records';
 import type { Logger, RedisClient } from '@pw/shared/runtime';
 import { HotRecords } from './hot-records.js';
 import type { RecorderMetrics } from './metrics.js';
-import { parseChange } from './parse-change.js';
-import { RecordStreams } from './record-streams.js';
-import type { PartitionEntry } from './record-streams.js';
 
 /** What the recorder needs of the record store. */
 export interface RecordWriter {

@@ -1,9 +1,10 @@
 // With QUEUE_PARTITIONS=4 the recorder reads every partition's record stream, writes its changes
 // to PostgreSQL, trims each stream, and sums the partitions' ingress counts of a minute.
 import { expect, test, vi } from 'vitest';
+import { RejectedChanges } from '@pw/records';
 import { OutcomeStore } from '@pw/shared/outcomes';
 import { keys, Partitions } from '@pw/shared/queue';
-import { AuditLog, IngressCounts, recordStreamKey, RejectedChanges } from '@pw/shared/records';
+import { AuditLog, IngressCounts, recordStreamKey } from '@pw/shared/records';
 import { startIntake } from '@pw/test-utils';
 import { job, log, recorderHarness, schemaStore, startRecorder } from './harness.js';
 import type { RecorderHarness } from './harness.js';

@@ -3,9 +3,9 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { expect, test } from 'vitest';
-import { RecordStore } from '@pw/records';
+import { RecordStore, RejectedChanges } from '@pw/records';
 import { noCall } from '@pw/shared/outcomes';
-import { AuditLog, IngressCounts, recordStreamKey, RejectedChanges } from '@pw/shared/records';
+import { AuditLog, IngressCounts, recordStreamKey } from '@pw/shared/records';
 import { freePort } from '@pw/test-utils';
 import { RecorderMetrics } from '../src/metrics.js';
 import {

@@ -1,7 +1,8 @@
 import { boundedError, isFinished, waitingAction } from '@pw/shared/outcomes';
 import type { Problem } from '@pw/shared/events';
 import type { WebhookOutcome } from '@pw/shared/outcomes';
-import type { WebhookEntry, RecordChange } from '@pw/shared/records';
+import type { WebhookEntry } from '@pw/shared/records';
+import type { RecordChange } from './stream/changes.js';
 
 // Rows as the tables take them (jsonb_populate_recordset): keys are column names, `seq` a string
 // because JSON numbers lose a bigint's precision.

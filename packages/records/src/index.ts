@@ -12,3 +12,9 @@ export {
 export type { PageQuery, Query } from './read-queries.js';
 export { isConnectionFailure, isStoreUnavailable, storeFailure } from './store-errors.js';
 export type { StoreFailure } from './store-errors.js';
+// The record stream's reader: the changes as read, reading every partition's stream, the changes
+// the store refused, set aside.
+export * from './stream/changes.js';
+export * from './stream/parse-change.js';
+export * from './stream/record-streams.js';
+export * from './stream/rejected-changes.js';

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { orderTime } from '@pw/shared/queue';
 import { invalidArgument } from '@pw/shared/runtime';
-import type { AuditRecord, RecordChange } from '@pw/shared/records';
+import type { AuditRecord } from '@pw/shared/records';
 import { batchRows } from './batch-rows.js';
 import { readLedger } from './ledger.js';
 import { MIGRATIONS_DIRECTORY, migrate } from './migrate.js';
@@ -30,6 +30,7 @@ import type {
   SearchPage,
   WebhookRecord,
 } from './record-types.js';
+import type { RecordChange } from './stream/changes.js';
 import { transaction } from './transaction.js';
 import { writeIngressCounts, writeRows } from './write-rows.js';
 

@@ -1,6 +1,7 @@
 import { waitingAction, webhookState } from '@pw/shared/outcomes';
 import type { ActionOutcome, WebhookOutcome } from '@pw/shared/outcomes';
-import type { WebhookEntry, AttemptRecord, AuditRecord, RecordChange } from '@pw/shared/records';
+import type { WebhookEntry, AttemptRecord, AuditRecord } from '@pw/shared/records';
+import type { RecordChange } from '../src/index.js';
 
 // Builders of record changes as the recorder reads them off the stream.
 

@@ -1,7 +1,6 @@
 import { expect } from 'vitest';
-import type { RecordChange } from '@pw/shared/records';
 import { INVALID_TIME } from '../src/index.js';
-import type { RecordStore } from '../src/index.js';
+import type { RecordChange, RecordStore } from '../src/index.js';
 import { accepted, action, outcome, webhookId } from './changes.js';
 import { test } from './store-fixture.js';
 

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { expect, vi } from 'vitest';
-import type { RecordChange } from '@pw/shared/records';
+import type { RecordChange } from '../src/index.js';
 import { purge } from '../src/purge.js';
 import { accepted, action, audit, firstCall, outcome, webhookId } from './changes.js';
 import { test } from './store-fixture.js';

@@ -1,6 +1,5 @@
 import { describe, expect } from 'vitest';
 import type pg from 'pg';
-import type { RecordChange } from '@pw/shared/records';
 import {
   INVALID_CURSOR,
   INVALID_TIME,
@@ -8,7 +7,13 @@ import {
   historyQuery,
   searchQuery,
 } from '../src/index.js';
-import type { Query, RecordStore, SearchFilter, WebhookSummary } from '../src/index.js';
+import type {
+  Query,
+  RecordChange,
+  RecordStore,
+  SearchFilter,
+  WebhookSummary,
+} from '../src/index.js';
 import { accepted, action, outcome, webhookId } from './changes.js';
 import { test } from './store-fixture.js';
 

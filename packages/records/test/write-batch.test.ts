@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect } from 'vitest';
 import { MAX_ERROR_LENGTH } from '@pw/shared/outcomes';
-import type { RecordChange } from '@pw/shared/records';
+import type { RecordChange } from '../src/index.js';
 import { accepted, action, audit, completion, outcome, webhookId } from './changes.js';
 import { tableContents, test } from './store-fixture.js';
 

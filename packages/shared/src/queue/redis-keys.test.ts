@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import { circuitKeys, circuitTargetsKey } from '../circuits/circuit-keys.js';
 import { outcomeKey } from '../outcomes/outcome-keys.js';
 import { recordStreamKey } from '../records/record-changes.js';
-import { rejectedStreamKey } from '../records/rejected-changes.js';
 import { partitionCountKey } from './partition-count.js';
 import { Partitions } from './partitions.js';
 import { QUEUE_NAMES, channels as queuesChannels, keys as queuesKeys } from './queues.js';
@@ -123,7 +122,6 @@ describe('the Redis key map', () => {
     expect(queuesChannels).toBe(channels);
     expect(outcomeKey('pw', 'wh_1')).toBe(keys.outcome('pw', 'wh_1'));
     expect(recordStreamKey('pw')).toBe(keys.records('pw'));
-    expect(rejectedStreamKey('pw')).toBe(keys.rejected('pw'));
     expect(partitionCountKey('pw')).toBe(keys.partitionCount('pw'));
     expect(circuitTargetsKey('pw')).toBe(keys.circuitTargets('pw'));
     expect(circuitKeys('pw', 'pricing')).toEqual({

@@ -73,7 +73,10 @@ export const keys = {
 
   /** Where the partition count in use is stored. */
   partitionCount: (prefix: string) => `${prefix}:partitions`,
-  /** The changes the recorder could not write, kept for an operator (rejected-changes.ts). */
+  /**
+   * The changes the recorder could not write, kept for an operator
+   * (packages/records/src/stream/rejected-changes.ts).
+   */
   rejected: (prefix: string) => `${keys.records(prefix)}:rejected`,
   /** The routing rules in force (JSON), seeded on first read (rules-store.ts). */
   rules: (prefix: string) => `${prefix}:rules`,

@@ -1,20 +1,18 @@
 import { keys } from '../queue/redis-keys.js';
 import type { Problem } from '../events/problem.js';
-import type { WebhookOutcome } from '../outcomes/webhook-outcome.js';
 
 /**
  * The record store's change stream (docs/records.md): every change to a webhook's record and
  * every operator change is appended to one Redis stream, in the same command as the change itself,
  * and the recorder writes it to PostgreSQL in batches. Nothing on the hot path waits for
- * PostgreSQL; a change waits in the stream while PostgreSQL is away.
+ * PostgreSQL; a change waits in the stream while PostgreSQL is away. Here, what the writers
+ * append; its reader (`RecordChange`, `RECORDER_GROUP`, `parseChange`, `RecordStreams`, the
+ * changes set aside) is `@pw/records` (packages/records/src/stream/).
  */
 export const recordStreamKey = (prefix: string): string => keys.records(prefix);
 
 /** The `k` of a stream entry that is a `CompletedEntry` (an action's call completed). */
 export const COMPLETED_KIND = 'completed';
-
-/** The consumer group the recorders read the stream with. */
-export const RECORDER_GROUP = 'recorder';
 
 /** What an attempt ended as, in an action's `history`. */
 export const ATTEMPT_OUTCOMES = ['completed', 'retrying', 'failed', 'skipped', 'held'] as const;
@@ -63,35 +61,6 @@ export interface AuditRecord {
 }
 
 /**
- * A change as the recorder reads it. `seq` orders changes: the stream entry's id (Redis's clock in
- * ms, then a counter) folded into one integer, kept with the rows so that a change written twice,
- * or an older change written after a newer one, never moves a record backwards.
- */
-export type RecordChange =
-  | { kind: 'webhook'; seq: bigint; at: string; webhook: WebhookEntry }
-  | {
-      kind: 'outcome';
-      seq: bigint;
-      at: string;
-      /** The whole hot record after the change. */
-      outcome: WebhookOutcome;
-      /** The attempt this change ended, with its action's name; null for other changes. */
-      attempt: (AttemptRecord & { action: string }) | null;
-    }
-  | {
-      /**
-       * An action's call completed (`CompletedEntry`): the change to that action alone, written
-       * by the worker with the same change to the hot record (`OutcomeStore.completed`).
-       */
-      kind: 'completed';
-      seq: bigint;
-      at: string;
-      webhook_id: string;
-      attempt: AttemptRecord & { action: string };
-    }
-  | { kind: 'audit'; seq: bigint; at: string; entry: AuditRecord };
-
-/**
  * The `d` of a `completed` entry of the record stream: the action whose call completed, which
  * call of the action it was (`attempt`, the action's `attempts` now), and how that call went.
  */
@@ -104,13 +73,3 @@ export interface CompletedEntry {
   status: number | null;
   duration_ms: number;
 }
-
-/** `1700000000000-5` → 1700000000000 * 2^20 + 5 (a counter never reaches 2^20 in one ms). */
-export function streamIdToSeq(id: string): bigint {
-  const [ms, counter] = id.split('-');
-  return (BigInt(ms ?? '0') << 20n) + BigInt(counter ?? '0');
-}
-
-/** The ISO time of a stream entry id (Redis's clock when it was appended). */
-export const streamIdTime = (id: string): string =>
-  new Date(Number(id.split('-')[0])).toISOString();

@@ -1,8 +1,7 @@
-import { boundedError } from '../outcomes/bounded-error.js';
-import { Partitions } from '../queue/partitions.js';
-import { keys } from '../queue/redis-keys.js';
-import type { RedisClient } from '../redis.js';
-import { recordStreamKey } from './record-changes.js';
+import { boundedError } from '@pw/shared/outcomes';
+import { keys, Partitions } from '@pw/shared/queue';
+import { recordStreamKey } from '@pw/shared/records';
+import type { RedisClient } from '@pw/shared/runtime';
 
 /**
  * Record changes the record store refused on their own (a value it cannot hold, a row over one of

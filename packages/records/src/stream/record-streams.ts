@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { RECORDER_GROUP, recordStreamKey } from '@pw/shared/records';
 import type { Partitions } from '@pw/shared/queue';
+import { recordStreamKey } from '@pw/shared/records';
 import type { RedisClient } from '@pw/shared/runtime';
+import { RECORDER_GROUP } from './changes.js';
 import type { StreamEntry } from './parse-change.js';
 
 /** An entry of partition `partition`'s record stream. */

@@ -1,12 +1,9 @@
 import { fromRecord } from '@pw/shared/outcomes';
-import { COMPLETED_KIND, ORIGIN_FIELD, streamIdTime, streamIdToSeq } from '@pw/shared/records';
-import type {
-  AttemptRecord,
-  AuditRecord,
-  WebhookEntry,
-  CompletedEntry,
-  RecordChange,
-} from '@pw/shared/records';
+import { COMPLETED_KIND } from '@pw/shared/records';
+import type { AttemptRecord, AuditRecord, WebhookEntry, CompletedEntry } from '@pw/shared/records';
+import { streamIdTime, streamIdToSeq } from './changes.js';
+import type { RecordChange } from './changes.js';
+import { ORIGIN_FIELD } from './rejected-changes.js';
 
 /** A stream entry as ioredis returns it: its id and its flat field/value list. */
 export type StreamEntry = [id: string, fields: string[]];
