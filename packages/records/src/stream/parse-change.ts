@@ -55,14 +55,12 @@ export function parseChange([id, flat]: StreamEntry): RecordChange[] {
     }
     case COMPLETED_KIND: {
       const done = data as Partial<CompletedEntry> | null;
-      if (
-        !done?.webhook_id ||
-        !done.action ||
-        !done.started_at ||
-        !done.finished_at ||
-        !Number.isInteger(done.attempt)
-      ) {
-        throw new Error(`entry ${id}: a completion without its webhook, action, attempt or times`);
+      if (!done?.webhook_id || !done.action || !done.started_at || !done.finished_at) {
+        throw new Error(`entry ${id}: a completion without its webhook, action or times`);
+      }
+      // Written by the previous release without its number: it wrote first calls only.
+      if (done.attempt !== undefined && !Number.isInteger(done.attempt)) {
+        throw new Error(`entry ${id}: a completion whose attempt is not a number`);
       }
       return [
         {
@@ -72,7 +70,7 @@ export function parseChange([id, flat]: StreamEntry): RecordChange[] {
           webhook_id: done.webhook_id,
           attempt: {
             action: done.action,
-            attempt: done.attempt ?? 0,
+            attempt: done.attempt ?? 1,
             started_at: done.started_at,
             finished_at: done.finished_at,
             outcome: 'completed',
