@@ -71,8 +71,11 @@ export function judge({
   unacknowledged,
 }: Judged): string[] {
   const failures: string[] = [];
+  // The first few named, so that a failed run says which webhooks and actions to look at.
   const count = (what: string, list: readonly unknown[]) => {
-    if (list.length > 0) failures.push(`${list.length} ${what}`);
+    if (list.length === 0) return;
+    const named = list.slice(0, 5).map(String).join(', ');
+    failures.push(`${list.length} ${what}: ${named}${list.length > 5 ? ', ...' : ''}`);
   };
   count('acknowledged webhooks lost (not in the record store)', found.lost);
   count(
