@@ -22,7 +22,9 @@ beforeAll(async () => {
   await replica.linkedToMaster();
   harness = await startHarness({
     redisUrl: master.url,
-    replicaWait: { count: 1, timeoutMs: 300 },
+    // Long enough for a replica on a loaded two-core CI machine (300 ms was not, once); the one
+    // 503 below waits it out once, the replica frozen.
+    replicaWait: { count: 1, timeoutMs: 3000 },
   });
 });
 afterAll(async () => {
