@@ -1,138 +1,19 @@
-// Composition root of the ingress: the only place that reads the environment and builds clients.
+// Composition root of the ingress: the only place that reads the environment.
 import cluster from 'node:cluster';
-import type { RequestListener } from 'node:http';
-import { collectDefaultMetrics } from 'prom-client';
-import { configOrExit, retryPolicy } from '@pw/shared/config';
-import { PartitionedIntake } from '@pw/shared/intake';
-import { PartitionCountGuard, Partitions } from '@pw/shared/queue';
-import { IngressCounts } from '@pw/shared/records';
-import {
-  closeServer,
-  createHttpServer,
-  createLogger,
-  createRedis,
-  onShutdownSignals,
-  redisHosts,
-} from '@pw/shared/runtime';
-import { createApp } from './app.js';
-import { clusterMetricsClient, runPrimary } from './cluster.js';
+import { configOrExit } from '@pw/shared/config';
+import { createLogger, exitOnFatal, onShutdownSignals } from '@pw/shared/runtime';
+import { runPrimary } from './cluster.js';
 import { loadIngressConfig } from './config.js';
-import { liveRoutingRules } from './live-rules.js';
-import { IngressMetrics } from './metrics.js';
-import { BatchedIntake } from './batched-intake.js';
+import { runIngress } from './run-ingress.js';
 
 const config = configOrExit('ingress', () => loadIngressConfig(process.env));
 const log = createLogger({ name: 'ingress', level: config.LOG_LEVEL });
 
+if (cluster.isPrimary) for (const warning of config.warnings) log.warn(warning);
 if (config.INGRESS_WORKERS > 1 && cluster.isPrimary) {
-  for (const warning of config.warnings) log.warn(warning);
   runPrimary(config.INGRESS_WORKERS, log);
 } else {
-  serve();
-}
-
-/** One ingress process: the whole ingress, or one of `INGRESS_WORKERS` sharing the port. */
-function serve(): void {
-  if (cluster.isPrimary) for (const warning of config.warnings) log.warn(warning);
-
-  // Fail fast instead of queueing commands while Redis is away: the sender gets 503 and retries.
-  const redis = createRedis(config.REDIS_URL, config.REDIS_CLUSTER, {
-    enableOfflineQueue: false,
-    commandTimeout: 2000,
-    maxRetriesPerRequest: 1,
-    connectionName: 'pw-ingress',
-  });
-  redis.on('error', (error) => log.warn({ err: error }, 'Redis connection error'));
-  const partitions = new Partitions(config.QUEUE_PREFIX, config.QUEUE_PARTITIONS);
-  const guard = new PartitionCountGuard(redis, partitions, (error) => {
-    log.fatal(error.message);
-    process.exit(1);
-  });
-  // Asked at start, so a count that does not match stops the process at once; while Redis is
-  // away, asked again before each intake (whose senders meanwhile get 503).
-  redis.once('ready', () => void guard.ready().catch(() => undefined));
-  // The queues (one per partition) the intake adds each webhook's action jobs to.
-  const intake = new PartitionedIntake(
-    redis,
-    partitions,
-    {
-      dedupWindowSeconds: config.DEDUP_WINDOW_SECONDS,
-      maxClockSkewSeconds: config.MAX_CLOCK_SKEW_SECONDS,
-      recordTtlSeconds: config.RECORD_TTL_SECONDS,
-      actionsConfig: config.actions,
-      retry: retryPolicy(config),
-    },
-    guard,
-    { count: config.REDIS_WAIT_REPLICAS, timeoutMs: config.REDIS_WAIT_TIMEOUT_MS },
-  );
-  for (const queue of intake.queues) {
-    queue.on('error', (error) => log.warn({ err: error }, 'queue error'));
-  }
-
-  const { rules, subscriber: rulesSubscriber } = liveRoutingRules(
-    redis,
-    { queuePrefix: config.QUEUE_PREFIX, actions: config.actions },
-    log,
-  );
-
-  const metrics = new IngressMetrics();
-  collectDefaultMetrics({ register: metrics.registry });
-  // Refusals and repeats are counted once a second, in a partition this process picks: no key
-  // outside the partitions is written per request, and the recorder sums every partition.
-  const counts = new IngressCounts(
-    redis,
-    partitions.prefix(Math.floor(Math.random() * partitions.count)),
-  );
-  const app = createApp({
-    intake: new BatchedIntake(intake),
-    rules,
-    redis,
-    log,
-    metrics,
-    counts,
-    settings: {
-      webhookSecrets: config.webhookSecrets,
-      signatureMode: config.signatureMode,
-      maxBodyBytes: config.MAX_BODY_BYTES,
-      rateLimitPerSecond: config.INGRESS_RATE_LIMIT,
-      maxClockSkewSeconds: config.MAX_CLOCK_SKEW_SECONDS,
-      dedupWindowSeconds: config.DEDUP_WINDOW_SECONDS,
-      invalidEvents: config.INVALID_EVENTS,
-    },
-    clusterMetrics: cluster.isWorker ? clusterMetricsClient(metrics.registry) : undefined,
-  });
-
-  listen(app, async () => {
-    await counts.close();
-    await intake.close();
-    redis.disconnect();
-    rulesSubscriber.disconnect();
-  });
-}
-
-/** Serves `app` on INGRESS_PORT until SIGTERM or SIGINT, then answers what is in flight. */
-function listen(app: RequestListener, closeClients: () => Promise<void>): void {
-  const server = createHttpServer(app).listen(config.INGRESS_PORT, () => {
-    log.info(
-      {
-        port: config.INGRESS_PORT,
-        redis: redisHosts(config.REDIS_URL),
-        redis_cluster: config.REDIS_CLUSTER,
-      },
-      'ingress listening',
-    );
-  });
-  server.on('error', (error) => {
-    log.fatal({ err: error }, 'ingress cannot listen');
-    process.exit(1);
-  });
-
-  onShutdownSignals(log, async (signal) => {
-    log.info(
-      { signal, grace_ms: config.SHUTDOWN_GRACE_MS },
-      'stopping: answering requests in flight',
-    );
-    await closeServer(server, config.SHUTDOWN_GRACE_MS, log);
-    await closeClients();
-  });
+  // The whole ingress, or one of `INGRESS_WORKERS` sharing the port.
+  const ingress = await runIngress(config, log, exitOnFatal(log));
+  onShutdownSignals(log, (signal) => ingress.stop(signal));
 }

@@ -70,3 +70,26 @@ export function onShutdownSignals(log: Logger, stop: (signal: string) => Promise
   process.on('SIGTERM', () => handle('SIGTERM'));
   process.on('SIGINT', () => handle('SIGINT'));
 }
+
+/**
+ * What a running app offers its composition root: `main.ts` stops it on SIGTERM or SIGINT, and a
+ * test that runs the whole system in one process stops it the same way.
+ */
+export interface RunningProcess {
+  /** Stops it as its shutdown signal does: work in hand finished, clients closed. */
+  stop(signal: string): Promise<void>;
+}
+
+/**
+ * Called when the app cannot go on (its port taken, another partition count stored): `main.ts`
+ * logs it and exits 1; a test running the app in its own process fails instead.
+ */
+export type OnFatal = (message: string, fields?: object) => void;
+
+/** The composition root's `OnFatal`: logs the message (with `fields`), then exits 1. */
+export const exitOnFatal =
+  (log: Logger): OnFatal =>
+  (message, fields = {}) => {
+    log.fatal(fields, message);
+    process.exit(1);
+  };

@@ -8,16 +8,17 @@ import { acknowledgementSchema, sampleEvent } from '@pw/shared/events';
 import { signEvent } from '@pw/shared/signing';
 import type { WebhookOutcome } from '@pw/shared/outcomes';
 import { freePort } from '@pw/test-utils';
-import { startSystem } from './system.js';
+import type { ChildRun } from '@pw/test-utils';
+import { startNpmStart } from './system.js';
 import type { RunningSystem } from './system.js';
 
-let system: RunningSystem;
+let system: RunningSystem<ChildRun>;
 let dataDir: string;
 beforeAll(async () => {
   // No DATABASE_URL, as on a newcomer's machine: npm start runs an embedded PostgreSQL (here on a
   // port and in a folder of this test's own).
   dataDir = await mkdtemp(join(tmpdir(), 'pw-npm-start-'));
-  system = await startSystem({
+  system = await startNpmStart({
     DATABASE_URL: '',
     EMBEDDED_POSTGRES_PORT: String(await freePort()),
     EMBEDDED_POSTGRES_DIR: dataDir,

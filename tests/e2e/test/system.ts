@@ -11,9 +11,17 @@ import {
   uniquePrefix,
 } from '@pw/test-utils';
 import type { TestSchema } from '@pw/test-utils';
+import { sendInProcess, startInProcess } from './in-process.js';
 
-export interface RunningSystem {
-  run: ChildRun;
+/** What the system printed, in `npm start`'s readable form. */
+export interface PrintedOutput {
+  output: string;
+  /** Resolves once `text` has been printed `times` times. */
+  printed(text: string, times?: number): Promise<void>;
+}
+
+export interface RunningSystem<Run extends PrintedOutput = PrintedOutput> {
+  run: Run;
   env: Record<string, string>;
   url: { ingress: string; dashboard: string; api: string; worker: string; recorder: string };
   /** `npm run send -- …args`: its exit code and the JSON lines it printed. */
@@ -34,11 +42,36 @@ export interface RunningSystem {
 }
 
 /**
- * `npm start` with nothing configured but free ports, a queue prefix of its own and, unless
- * `DATABASE_URL` is given in `extra` (empty: npm start's embedded PostgreSQL), a schema of its own
- * in the test run's PostgreSQL for the record store.
+ * The whole system in this process (docs/development.md#tests), with nothing configured but free
+ * ports, a queue prefix of its own and, unless `DATABASE_URL` is given in `extra`, a schema of
+ * its own in the test run's PostgreSQL for the record store.
  */
 export async function startSystem(extra: Record<string, string> = {}): Promise<RunningSystem> {
+  const prefix = uniquePrefix();
+  const schema: TestSchema | undefined = 'DATABASE_URL' in extra ? undefined : await testSchema();
+  const apps = await startInProcess(await systemEnv(prefix, schema, extra)).catch(
+    async (error: unknown) => {
+      await schema?.drop();
+      throw error;
+    },
+  );
+  return systemClient(prefix, schema, apps.env, {
+    run: apps.output,
+    stop: () => apps.stop(),
+    async send(args) {
+      const { code, stdout, output } = await sendInProcess(args, apps.env);
+      return { code, stdout, output };
+    },
+  });
+}
+
+/**
+ * `npm start` itself, as a child process, for the tests of `npm start` and of what only a process
+ * of its own shows (tracing's start-up hook); otherwise as `startSystem`.
+ */
+export async function startNpmStart(
+  extra: Record<string, string> = {},
+): Promise<RunningSystem<ChildRun>> {
   const prefix = uniquePrefix();
   const schema: TestSchema | undefined = 'DATABASE_URL' in extra ? undefined : await testSchema();
   const env = await systemEnv(prefix, schema, extra);
@@ -48,6 +81,28 @@ export async function startSystem(extra: Record<string, string> = {}): Promise<R
       run.printed(text),
     ),
   );
+  return systemClient(prefix, schema, env, {
+    run,
+    stop: () => run.stop('SIGKILL').then(() => undefined),
+    async send(args) {
+      const send = ChildRun.start(['npm', 'run', '-s', 'send', '--', ...args], env);
+      const code = await send.exited;
+      return { code, stdout: send.output, output: send.output };
+    },
+  });
+}
+
+/** The test's handles on a started system: `apps` runs it, the rest is the same for both starts. */
+function systemClient<Run extends PrintedOutput>(
+  prefix: string,
+  schema: TestSchema | undefined,
+  env: Record<string, string>,
+  apps: {
+    run: Run;
+    stop(): Promise<void>;
+    send(args: string[]): Promise<{ code: number | null; stdout: string; output: string }>;
+  },
+): RunningSystem<Run> {
   const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 1 });
   const subscriber = redis.duplicate();
   const outcomes = new OutcomeStore(redis, { queuePrefix: prefix, recordTtlSeconds: 600 });
@@ -59,7 +114,7 @@ export async function startSystem(extra: Record<string, string> = {}): Promise<R
       headers: { authorization, ...(init.headers as Record<string, string> | undefined) },
     });
   return {
-    run,
+    run: apps.run,
     env,
     url: {
       ingress: local(env.INGRESS_PORT),
@@ -69,13 +124,12 @@ export async function startSystem(extra: Record<string, string> = {}): Promise<R
       recorder: local(env.RECORDER_HEALTH_PORT),
     },
     async send(...args) {
-      const send = ChildRun.start(['npm', 'run', '-s', 'send', '--', ...args], env);
-      const code = await send.exited;
-      const lines = send.output
+      const { code, stdout, output } = await apps.send(args);
+      const lines = stdout
         .split('\n')
         .filter((line) => line.startsWith('{'))
         .map((line) => JSON.parse(line) as unknown);
-      return { code, lines, output: send.output };
+      return { code, lines, output };
     },
     dashboard,
     poll: <T>(path: string, condition: (body: T) => boolean) =>
@@ -83,7 +137,7 @@ export async function startSystem(extra: Record<string, string> = {}): Promise<R
     outcome: (webhookId, condition) =>
       outcomes.waitUntil(webhookId, subscriber, condition, { timeoutMs: 20_000 }),
     async stop() {
-      await run.stop('SIGKILL');
+      await apps.stop();
       subscriber.disconnect();
       redis.disconnect();
       const cleaner = newTestRedis();

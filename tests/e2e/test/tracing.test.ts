@@ -14,7 +14,8 @@ import { acknowledgementSchema, sampleEvent } from '@pw/shared/events';
 import { signEvent } from '@pw/shared/signing';
 import type { Acknowledgement } from '@pw/shared/events';
 import { launchChromium } from '@pw/test-utils';
-import { startSystem } from './system.js';
+import type { ChildRun } from '@pw/test-utils';
+import { startNpmStart } from './system.js';
 import type { RunningSystem } from './system.js';
 import { waterfallPage } from './trace-waterfall.js';
 import type { WaterfallSpan } from './trace-waterfall.js';
@@ -50,7 +51,7 @@ interface Span extends WaterfallSpan {
 const traces = new Map<string, Span[]>();
 const contentTypes = new Set<string>();
 let receiver: Server;
-let system: RunningSystem;
+let system: RunningSystem<ChildRun>;
 
 const valueOf = (value: OtlpValue) => String(value.stringValue ?? value.intValue ?? '');
 
@@ -94,7 +95,7 @@ beforeAll(async () => {
   receiver.listen(0, '127.0.0.1');
   await once(receiver, 'listening');
   const { port } = receiver.address() as AddressInfo;
-  system = await startSystem({
+  system = await startNpmStart({
     OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
     OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
     OTEL_BSP_SCHEDULE_DELAY: '200',
