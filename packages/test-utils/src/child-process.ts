@@ -3,6 +3,7 @@ import type { ChildProcessWithoutNullStreams, StdioOptions } from 'node:child_pr
 import { once } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { forgetReaped, reapWithTestRun } from './reaper.js';
 
 /** The repository root, for running the apps the way `npm start` does. */
 export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
@@ -58,6 +59,12 @@ export class ChildRun {
       detached: true,
       stdio,
     });
+    // That group dies with the test run too, when the run dies before stop() (turbo aborting it).
+    const { pid } = child;
+    if (pid !== undefined) {
+      reapWithTestRun(pid);
+      child.once('exit', () => forgetReaped(pid));
+    }
     // Every standard stream is a pipe, with or without the IPC channel.
     return new ChildRun(child as ChildProcessWithoutNullStreams, options);
   }

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { forgetReaped, reapWithTestRun } from './reaper.js';
 
 /**
  * The first port of the range Linux takes outgoing connections' local ports from
@@ -40,6 +41,9 @@ async function canListen(port: number): Promise<boolean> {
   return listened;
 }
 
+/** The ports this process's `freePort` returned. */
+const handedOut = new Set<number>();
+
 /**
  * A TCP port free now, for a process a test starts. It is picked at random below the range the
  * kernel takes outgoing connections' ports from: a port from that range, free when asked, can be
@@ -51,7 +55,13 @@ export async function freePort(): Promise<number> {
   const high = ephemeralPortsStart() - 1;
   for (let tries = 0; tries < 200; tries += 1) {
     const port = low + Math.floor(Math.random() * (high - low + 1));
-    if (await canListen(port)) return port;
+    // A port handed out before is not checked again: a test asking for several ports before it
+    // listens on any (a whole system's) would otherwise be given one twice now and then.
+    if (handedOut.has(port)) continue;
+    if (await canListen(port)) {
+      handedOut.add(port);
+      return port;
+    }
   }
   throw new Error(`freePort: no free port between ${low} and ${high} in 200 tries`);
 }
@@ -67,7 +77,8 @@ export interface PrivateRedisOptions {
   dir?: string;
   /**
    * Run it in a process group of its own, so that a terminal's Ctrl-C reaches only its starter,
-   * which stops it last (npm start). @defaultValue false
+   * which stops it last (npm start). Every server runs so now, since the reaper kills it by its
+   * group when its starter dies (reaper.ts); kept for the callers that ask. @defaultValue true
    */
   detached?: boolean;
 }
@@ -122,10 +133,17 @@ export class PrivateRedis {
       this.dir,
     ];
     args.push('--appendonly', this.options.appendOnly ? 'yes' : 'no', ...(this.options.args ?? []));
+    // Its own process group (a save it forks is in it too), which the reaper kills should this
+    // process die without stopping it: no server outlives a test run that was aborted.
     const child = spawn('redis-server', args, {
       stdio: ['ignore', 'pipe', 'pipe'],
-      detached: this.options.detached ?? false,
+      detached: true,
     });
+    const { pid } = child;
+    if (pid !== undefined) {
+      reapWithTestRun(pid);
+      child.once('exit', () => forgetReaped(pid));
+    }
     this.child = child;
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
