@@ -2,6 +2,9 @@
 // codes, actions) and the one run of each bench the performance pages show (from its results file
 // in docs/runs/), between their markers; `npm run docs -- --check` writes nothing and exits 1
 // when a committed page differs from what the code says (the test suite runs it).
+// `npm run docs -- --pictures` also takes the pictures of docs/ (the console's pages, a trace's
+// waterfall) by running the end-to-end tests that draw them, asked to write them.
+import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as prettier from 'prettier';
@@ -164,4 +167,13 @@ for (const [file, text] of await generatedPages()) {
 if (stale.length > 0) {
   console.error(`docs: ${stale.join(', ')} differ from the code: run \`npm run docs\``);
   process.exit(1);
+}
+
+if (process.argv.includes('--pictures')) {
+  const run = spawnSync('npx', ['vitest', 'run', 'test/console.test.ts', 'test/tracing.test.ts'], {
+    cwd: `${root}/tests/e2e`,
+    stdio: 'inherit',
+    env: { ...process.env, PW_WRITE_PICTURES: '1' },
+  });
+  process.exit(run.status ?? 1);
 }

@@ -3,7 +3,6 @@
 // watches a failed action's replay complete, replays dead letters after a dry-run count, fixes a
 // rule the API refused, opens a circuit by hand, reads the trends and the audit log. Every page is checked for console errors and CSP violations, and photographed into
 // docs/console/ for the README.
-import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +12,7 @@ import { DEFAULT_RULES } from '@pw/shared/rules';
 import { signEvent } from '@pw/shared/signing';
 import type { Acknowledgement } from '@pw/shared/events';
 import { launchChromium } from '@pw/test-utils';
+import { docsPicture } from './pictures.js';
 import { startSystem } from './system.js';
 import type { RunningSystem } from './system.js';
 
@@ -34,7 +34,6 @@ function expectProblem(pattern: RegExp): void {
 }
 
 beforeAll(async () => {
-  mkdirSync(SCREENSHOTS, { recursive: true });
   [system, browser] = await Promise.all([
     startSystem({
       ACTION_ATTEMPTS: '3',
@@ -77,8 +76,11 @@ async function open(hash: string, viewport = LAPTOP): Promise<Page> {
   return page;
 }
 
-const photograph = (page: Page, name: string) =>
-  page.screenshot({ path: `${SCREENSHOTS}${name}.png`, fullPage: true });
+/** The page as docs/console/<name>.png, titled by its heading, ids left out (pictures.ts). */
+const photograph = async (page: Page, name: string) => {
+  const heading = await page.locator('h1').first().innerText();
+  await docsPicture(page, `${SCREENSHOTS}${name}.png`, heading.replace(/\bwh_[\w-]+/g, 'wh_*'));
+};
 
 const fail = (spec: { status: number; pathPattern: string; times: number }) =>
   fetch(`${system.url.api}/__sandbox/failures`, {

@@ -15,6 +15,7 @@ import { signEvent } from '@pw/shared/signing';
 import type { Acknowledgement } from '@pw/shared/events';
 import { launchChromium } from '@pw/test-utils';
 import type { ChildRun } from '@pw/test-utils';
+import { docsPicture } from './pictures.js';
 import { startNpmStart } from './system.js';
 import type { RunningSystem } from './system.js';
 import { waterfallPage } from './trace-waterfall.js';
@@ -202,7 +203,8 @@ async function drawWaterfall(traceId: string, spans: Span[]): Promise<void> {
     const rows = await page.locator('tr').allTextContents();
     expect(rows).toHaveLength(spans.length);
     expect(rows[0]).toMatch(/^\s*pw-ingress POST \/webhooks\/quote-status/);
-    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    // Titled by the trace alone: its spans and its length differ a little from run to run.
+    await docsPicture(page, SCREENSHOT, `Trace ${traceId}`);
   } finally {
     await browser.close();
   }
