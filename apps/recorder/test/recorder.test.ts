@@ -208,7 +208,7 @@ test('audit entries reach the store', async () => {
   ]);
 });
 
-test('PostgreSQL stopped for 60 s under load: every change waits in Redis and is written once it is back', async () => {
+test('PostgreSQL stopped under load: every change waits in Redis and is written once it is back', async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'pw-recorder-pg-'));
   cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
   const port = await freePort();
@@ -236,10 +236,14 @@ test('PostgreSQL stopped for 60 s under load: every change waits in Redis and is
   };
   await waitFor(() => sent.length >= 20);
   await server.stop();
-  // The outage itself: a minute, by the clock (docs/records.md).
-  await new Promise((resolve) => setTimeout(resolve, 60_000));
-  // While it was down the changes piled up in Redis.
-  expect(await harness.redis.xlen(recordStreamKey(harness.prefix))).toBeGreaterThan(100);
+  // The outage lasts until more than 100 changes wait in Redis, the property being that they wait
+  // there however long it lasts. The suite's minute-long outage is the end-to-end one, through the
+  // whole system (tests/e2e/test/store-outage.test.ts).
+  const waiting = () => harness.redis.xlen(recordStreamKey(harness.prefix));
+  const pile = async () => {
+    while ((await waiting()) <= 100) await new Promise((resolve) => setTimeout(resolve, 100));
+  };
+  await pile();
   server = await startEmbeddedPostgres({ dataDir, port, password });
   const sentBeforeRestart = sent.length;
   await waitFor(() => sent.length >= sentBeforeRestart + 50);
