@@ -25,7 +25,8 @@ const lanes: { name: string; args: string[] }[] = [
 const started = Date.now();
 const results = await Promise.all(
   lanes.map(async ({ name, args }) => {
-    const turbo = spawn('npx', ['turbo', 'run', ...args], { stdio: 'inherit' });
+    // --continue: a failing task does not stop its lane's others, so one run names every failure.
+    const turbo = spawn('npx', ['turbo', 'run', ...args, '--continue'], { stdio: 'inherit' });
     const [code] = (await once(turbo, 'exit')) as [number | null];
     return { name, code };
   }),

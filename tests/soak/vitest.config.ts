@@ -1,6 +1,6 @@
 // A relative import: vitest loads its config before TypeScript packages resolve.
 import { defineTestConfig } from '../../packages/test-utils/src/vitest-config.js';
 
-// The soak of npm test sends for 60 s, then drains and waits out the records' time in Redis;
-// beside the other suites on two cores, it may take several minutes.
+// The soak's tests in npm test each start a whole system; beside the other suites on two cores,
+// the breaker faults' run may take several minutes.
 export default defineTestConfig({ testTimeout: 600_000, postgres: true });
