@@ -16,8 +16,8 @@ export function defineTestConfig(
         setupFile('./global-setup.ts'),
         ...(options.postgres ? [setupFile('./postgres-setup.ts')] : []),
       ],
-      // `*.long.test.ts`: the bench's whole quick run and its smallest Redis-cost run, which `npm
-      // run test:long` runs after `npm test` (docs/development.md#how-long-the-tests-take).
+      // `*.long.test.ts`: the bench's whole quick run and profiles, the minute-long soak, which
+      // `npm run test:long` runs after `npm test` (docs/development.md#how-long-the-tests-take).
       include: options.long
         ? ['test/**/*.long.test.ts']
         : ['src/**/*.test.ts', 'test/**/*.test.ts'],
@@ -29,9 +29,9 @@ export function defineTestConfig(
       // cost most of the CPU of a suite (docs/development.md#how-long-the-tests-take). Every test
       // works under names of its own (queue prefix, schema, ports), so none relies on a fresh copy.
       isolate: false,
-      // A suite that mostly waits (for retries, outages, whole systems) runs more files at once
-      // than the machine has cores.
-      ...(options.maxWorkers ? { maxWorkers: options.maxWorkers } : {}),
+      // As many files at once as the machine has cores (vitest's own default here was one on two
+      // cores); a suite that mostly waits (whole systems, outages) runs more.
+      maxWorkers: options.maxWorkers ?? '100%',
     },
   });
 }
