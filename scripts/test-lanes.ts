@@ -15,7 +15,7 @@ const lanes: { name: string; args: string[] }[] = [
     name: 'slowest tests',
     args: ['test', ...SLOWEST.map((name) => `--filter=${name}`), '--concurrency=2'],
   },
-  { name: 'typecheck and lint', args: ['typecheck', 'lint', '--concurrency=2'] },
+  { name: 'typecheck and lint', args: ['typecheck', 'lint', '--concurrency=1'] },
   {
     name: 'other tests',
     args: ['test', ...SLOWEST.map((name) => `--filter=!${name}`), '--concurrency=1'],

@@ -29,9 +29,9 @@ export function defineTestConfig(
       // cost most of the CPU of a suite (docs/development.md#how-long-the-tests-take). Every test
       // works under names of its own (queue prefix, schema, ports), so none relies on a fresh copy.
       isolate: false,
-      // As many files at once as the machine has cores (vitest's own default here was one on two
-      // cores); a suite that mostly waits (whole systems, outages) runs more.
-      maxWorkers: options.maxWorkers ?? '100%',
+      // One file at a time (vitest's own default on two cores), as turbo runs several suites side
+      // by side; a suite that mostly waits (whole systems, outages, retries) runs two.
+      ...(options.maxWorkers ? { maxWorkers: options.maxWorkers } : {}),
     },
   });
 }
