@@ -30,7 +30,7 @@ export function defineTestConfig(
       // works under names of its own (queue prefix, schema, ports), so none relies on a fresh copy.
       isolate: false,
       // One file at a time (vitest's own default on two cores), as turbo runs several suites side
-      // by side; a suite that mostly waits (whole systems, outages, retries) runs two.
+      // by side; the end-to-end suite, whose whole systems mostly wait, runs two.
       ...(options.maxWorkers ? { maxWorkers: options.maxWorkers } : {}),
     },
   });
