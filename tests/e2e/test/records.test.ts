@@ -79,7 +79,12 @@ async function postAll(events: Record<string, unknown>[]): Promise<Acknowledgeme
   const acks: Acknowledgement[] = [];
   for (let next = 0; next < events.length; next += 25) {
     const answers = await Promise.all(events.slice(next, next + 25).map((event) => post(event)));
-    for (const answer of answers) acks.push(acknowledgementSchema.parse(await answer.json()));
+    for (const answer of answers) {
+      const body: unknown = await answer.json();
+      // Every one acknowledged: a refusal names its status and its answer.
+      expect(answer.status, JSON.stringify(body)).toBe(200);
+      acks.push(acknowledgementSchema.parse(body));
+    }
   }
   return acks;
 }

@@ -99,6 +99,7 @@ async function expectAllCompleted(webhookIds: Iterable<string>): Promise<void> {
     queuePrefix: system.env.QUEUE_PREFIX!,
     recordTtlSeconds: 600,
   });
+  let timer: NodeJS.Timeout | undefined;
   try {
     // One subscription for all: re-read a webhook whenever its record changes, until none is left.
     const pending = new Set(webhookIds);
@@ -110,7 +111,7 @@ async function expectAllCompleted(webhookIds: Iterable<string>): Promise<void> {
       }
     };
     const allDone = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(
+      timer = setTimeout(
         () => reject(new Error(`${pending.size} webhooks never finished`)),
         60_000,
       );
@@ -128,6 +129,8 @@ async function expectAllCompleted(webhookIds: Iterable<string>): Promise<void> {
     for (const webhookId of [...pending]) await check(webhookId);
     if (pending.size > 0) await allDone;
   } finally {
+    // Also when the first reads found every webhook finished: no rejection is left pending.
+    clearTimeout(timer);
     subscriber.disconnect();
     client.disconnect();
   }
