@@ -7,6 +7,7 @@ import { countMinute } from '@pw/shared/outcomes';
 import { channels, keys } from '@pw/shared/queue';
 import { AuditLog, recordStreamKey, startEmbeddedPostgres } from '@pw/shared/records';
 import { freePort, newTestRedis } from '@pw/test-utils';
+import { RecorderMetrics } from '../src/metrics.js';
 import {
   completeWebhook,
   drained,
@@ -218,7 +219,8 @@ test('PostgreSQL stopped under load: every change waits in Redis and is written 
   cleanups.push(() => server.stop());
   const store = await RecordStore.open({ databaseUrl: server.url, poolSize: 2 });
   cleanups.push(() => store.close());
-  await startRecorder(harness, store);
+  const metrics = new RecorderMetrics();
+  await startRecorder(harness, store, { metrics });
 
   // A steady load throughout: a webhook opened and finished every 20 ms.
   const sent: string[] = [];
@@ -244,6 +246,8 @@ test('PostgreSQL stopped under load: every change waits in Redis and is written 
     while ((await waiting()) <= 100) await new Promise((resolve) => setTimeout(resolve, 100));
   };
   await pile();
+  // The outage shows: `record_store_up` is 0 while the changes wait.
+  expect((await metrics.storeUp.get()).values[0]?.value).toBe(0);
   server = await startEmbeddedPostgres({ dataDir, port, password });
   const sentBeforeRestart = sent.length;
   await waitFor(() => sent.length >= sentBeforeRestart + 50);

@@ -8,7 +8,13 @@ const setupFile = (name: string) => fileURLToPath(new URL(name, import.meta.url)
  * `postgres`, a PostgreSQL too; with `long`, the package's long tests only.
  */
 export function defineTestConfig(
-  options: { testTimeout?: number; postgres?: boolean; long?: boolean; maxWorkers?: number } = {},
+  options: {
+    testTimeout?: number;
+    postgres?: boolean;
+    long?: boolean;
+    maxWorkers?: number;
+    isolate?: boolean;
+  } = {},
 ) {
   return defineConfig({
     test: {
@@ -28,7 +34,7 @@ export function defineTestConfig(
       // The test files a worker runs share its loaded modules: loading them again for each file
       // cost most of the CPU of a suite (docs/development.md#how-long-the-tests-take). Every test
       // works under names of its own (queue prefix, schema, ports), so none relies on a fresh copy.
-      isolate: false,
+      isolate: options.isolate ?? false,
       // One file at a time (vitest's own default on two cores), as turbo runs several suites side
       // by side; the end-to-end suite, whose whole systems mostly wait, runs two.
       ...(options.maxWorkers ? { maxWorkers: options.maxWorkers } : {}),
