@@ -1,14 +1,25 @@
-// Type-aware lint for every package; each package runs `eslint .` from its own folder.
+// Type-aware lint of the whole repository in one run (`npm run lint`, from the root): one
+// TypeScript program over every package (tsconfig.all.json), so the shared sources are read once.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/dist/**', 'bench/results.json'] },
+  {
+    ignores: [
+      '**/node_modules/**',
+      '**/dist/**',
+      'bench/results.json',
+      'bench/profiles/**',
+      'test-artifacts/**',
+      '.data/**',
+      '.turbo/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+      parserOptions: { project: ['./tsconfig.all.json'], tsconfigRootDir: import.meta.dirname },
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
@@ -39,6 +50,15 @@ export default tseslint.config(
     // The repository's own scripts (npm start, build, docs) drive the apps by design.
     files: ['scripts/**'],
     rules: { 'no-restricted-imports': 'off' },
+  },
+  {
+    files: ['apps/dashboard/console/**'],
+    languageOptions: {
+      parserOptions: {
+        project: ['./apps/dashboard/console/tsconfig.json'],
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
   },
   {
     files: ['**/*.js', '**/*.mjs'],
