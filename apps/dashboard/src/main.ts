@@ -6,5 +6,7 @@ import { runDashboard } from './run-dashboard.js';
 
 const config = configOrExit('dashboard', () => loadDashboardConfig(process.env));
 const log = createLogger({ name: 'dashboard', level: config.LOG_LEVEL });
-const dashboard = await runDashboard(config, log, exitOnFatal(log));
-onShutdownSignals(log, (signal) => dashboard.stop(signal));
+// The signals are handled from the start: one that comes while it starts stops it once started.
+const dashboard = runDashboard(config, log, exitOnFatal(log));
+onShutdownSignals(log, async (signal) => (await dashboard).stop(signal));
+await dashboard;

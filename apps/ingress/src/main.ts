@@ -14,6 +14,8 @@ if (config.INGRESS_WORKERS > 1 && cluster.isPrimary) {
   runPrimary(config.INGRESS_WORKERS, log);
 } else {
   // The whole ingress, or one of `INGRESS_WORKERS` sharing the port.
-  const ingress = await runIngress(config, log, exitOnFatal(log));
-  onShutdownSignals(log, (signal) => ingress.stop(signal));
+  // The signals are handled from the start: one that comes while it starts stops it once started.
+  const ingress = runIngress(config, log, exitOnFatal(log));
+  onShutdownSignals(log, async (signal) => (await ingress).stop(signal));
+  await ingress;
 }

@@ -6,5 +6,7 @@ import { runWorker } from './run-worker.js';
 
 const config = configOrExit('worker', () => loadWorkerConfig(process.env));
 const log = createLogger({ name: 'worker', level: config.LOG_LEVEL });
-const worker = await runWorker(config, log, exitOnFatal(log));
-onShutdownSignals(log, (signal) => worker.stop(signal));
+// The signals are handled from the start: one that comes while it starts stops it once started.
+const worker = runWorker(config, log, exitOnFatal(log));
+onShutdownSignals(log, async (signal) => (await worker).stop(signal));
+await worker;
