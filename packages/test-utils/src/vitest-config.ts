@@ -22,8 +22,8 @@ export function defineTestConfig(
         setupFile('./global-setup.ts'),
         ...(options.postgres ? [setupFile('./postgres-setup.ts')] : []),
       ],
-      // `*.long.test.ts`: the bench's whole quick run and profiles, the minute-long soak, which
-      // `npm run test:long` runs after `npm test` (docs/development.md#how-long-the-tests-take).
+      // `*.long.test.ts`: the bench's whole quick run and profiles, which `npm run test:long` runs
+      // after `npm test` (docs/development.md#how-long-the-tests-take).
       include: options.long
         ? ['test/**/*.long.test.ts']
         : ['src/**/*.test.ts', 'test/**/*.test.ts'],

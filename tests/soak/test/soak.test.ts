@@ -1,6 +1,5 @@
-// The long soak (`npm run test:long`, after npm test): 60 seconds of traffic with every fault once
-// (`npm run soak`, shortened outages), then the checks from the outside. npm test runs the soak's
-// fault-free short run, its breaker faults and its interruptions. The long run is published in
+// The soak in npm test: 60 seconds of traffic with every fault once (`npm run soak`, shortened
+// outages), then the checks from the outside. The long run (half an hour) is published in
 // docs/reliability-and-security.md.
 import { expect, it } from 'vitest';
 import { FAULTS } from '../src/faults.js';
