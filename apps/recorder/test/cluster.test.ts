@@ -37,14 +37,19 @@ test('writes the webhooks of 12 partitions spread over 3 masters, trims every st
     await counts.close();
     await client.del(keys.ingressCountsChanged(prefix));
   }
+  // Closed after the recorder: left open, it went on asking the stopped cluster for its slots.
+  const connection = client.duplicate();
   const recorder = new Recorder(
-    client.duplicate(),
+    connection,
     store,
     { partitions, consumer: 'test', retentionDays: 90, recordTtlSeconds: 3600, blockMs: 50 },
     log,
   );
   await recorder.start();
-  harness.cleanups.push(() => recorder.stop());
+  harness.cleanups.push(async () => {
+    await recorder.stop();
+    connection.disconnect();
+  });
 
   // The test's intake helper is typed for one Redis; BullMQ and the intake take a cluster too.
   const intake = startIntake(client as unknown as Redis, partitions.shared, {

@@ -81,8 +81,11 @@ export async function startRecorder(
     recordTtlSeconds?: number;
   } = {},
 ): Promise<Recorder> {
+  // The recorder's own connection (it blocks on reads), closed after it: the recorder leaves the
+  // connection it is given to its owner.
+  const connection = harness.redis.duplicate();
   const recorder = new Recorder(
-    harness.redis.duplicate(),
+    connection,
     store,
     {
       partitions: settings.partitions ?? new Partitions(harness.prefix),
@@ -95,7 +98,10 @@ export async function startRecorder(
     settings.metrics,
   );
   await recorder.start();
-  harness.cleanups.push(() => recorder.stop());
+  harness.cleanups.push(async () => {
+    await recorder.stop();
+    connection.disconnect();
+  });
   return recorder;
 }
 

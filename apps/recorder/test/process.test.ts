@@ -5,12 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { partitionCountKey, Partitions } from '@pw/shared/queue';
-import { EMBEDDED_POSTGRES_ROLE, recordStreamKey, startEmbeddedPostgres } from '@pw/shared/records';
+import { EMBEDDED_POSTGRES_ROLE, recordStreamKey } from '@pw/shared/records';
 import {
   ChildRun,
   deleteKeys,
   freePort,
   newTestRedis,
+  startTestPostgres,
   testRedisUrl,
   uniquePrefix,
 } from '@pw/test-utils';
@@ -41,7 +42,7 @@ test('waits for a PostgreSQL that is not up yet, then runs', async () => {
   const role = EMBEDDED_POSTGRES_ROLE;
   const run = await recorder(`postgres://${role}:${password}@127.0.0.1:${port}/${role}`);
   await run.printed('the record store cannot be opened yet');
-  const server = await startEmbeddedPostgres({ dataDir, port, persistent: false, password });
+  const server = await startTestPostgres({ dataDir, port, persistent: false, password });
   cleanups.push(() => server.stop());
   await run.printed('recorder running');
   expect(await run.stop('SIGTERM')).toBe(0);

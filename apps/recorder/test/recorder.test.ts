@@ -5,8 +5,8 @@ import { expect, test } from 'vitest';
 import { RecordStore } from '@pw/records';
 import { countMinute } from '@pw/shared/outcomes';
 import { channels, keys } from '@pw/shared/queue';
-import { AuditLog, recordStreamKey, startEmbeddedPostgres } from '@pw/shared/records';
-import { freePort, newTestRedis } from '@pw/test-utils';
+import { AuditLog, recordStreamKey } from '@pw/shared/records';
+import { freePort, newTestRedis, startTestPostgres } from '@pw/test-utils';
 import { RecorderMetrics } from '../src/metrics.js';
 import {
   completeWebhook,
@@ -215,7 +215,7 @@ test('PostgreSQL stopped under load: every change waits in Redis and is written 
   const port = await freePort();
   // The apps' password kept across the restart, as a real store's would be.
   const password = 'recorder-outage-test';
-  let server = await startEmbeddedPostgres({ dataDir, port, password });
+  let server = await startTestPostgres({ dataDir, port, password });
   cleanups.push(() => server.stop());
   const store = await RecordStore.open({ databaseUrl: server.url, poolSize: 2 });
   cleanups.push(() => store.close());
@@ -248,7 +248,7 @@ test('PostgreSQL stopped under load: every change waits in Redis and is written 
   await pile();
   // The outage shows: `record_store_up` is 0 while the changes wait.
   expect((await metrics.storeUp.get()).values[0]?.value).toBe(0);
-  server = await startEmbeddedPostgres({ dataDir, port, password });
+  server = await startTestPostgres({ dataDir, port, password });
   const sentBeforeRestart = sent.length;
   await waitFor(() => sent.length >= sentBeforeRestart + 50);
   loading = false;

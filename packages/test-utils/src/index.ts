@@ -14,6 +14,7 @@ export * from './test-postgres.js';
 export * from './tcp-proxy.js';
 export * from './open-circuit.js';
 export * from './private-database.js';
+export * from './reaped-postgres.js';
 export * from './redis-monitor.js';
 export * from './redis-key-kinds.js';
 export * from './redis-memory.js';

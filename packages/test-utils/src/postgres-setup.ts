@@ -2,10 +2,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { startEmbeddedPostgres } from '@pw/shared/records';
 import { dockerReachable } from './docker.js';
 import { freePort } from './redis-server.js';
 import './test-postgres.js';
+import { startTestPostgres } from './reaped-postgres.js';
 
 /**
  * Gives a test run a real PostgreSQL (contract: "tests use a real PostgreSQL"): `DATABASE_URL`
@@ -36,7 +36,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   // mkdtemp's folder is the data folder itself: as root, the server's own user is given it.
   const dataDir = await mkdtemp(join(tmpdir(), 'pw-postgres-'));
-  const server = await startEmbeddedPostgres({
+  const server = await startTestPostgres({
     dataDir,
     port: await freePort(),
     persistent: false,

@@ -2,8 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { startEmbeddedPostgres } from '@pw/shared/records';
 import { freePort } from './redis-server.js';
+import { startTestPostgres } from './reaped-postgres.js';
 
 export interface PrivateDatabase {
   /** The connection string of the schema: `search_path` set to it. */
@@ -25,7 +25,7 @@ export async function privateDatabase(schema: string): Promise<PrivateDatabase> 
   let base = process.env.DATABASE_URL;
   if (!base) {
     const dataDir = await mkdtemp(join(tmpdir(), 'pw-postgres-'));
-    const server = await startEmbeddedPostgres({
+    const server = await startTestPostgres({
       dataDir,
       port: await freePort(),
       persistent: false,

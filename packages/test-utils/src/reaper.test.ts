@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -47,15 +49,27 @@ afterEach(() => {
   }
 });
 
+type Mode = 'app' | 'redis' | 'postgres';
+
+/** The embedded PostgreSQL's data and socket folders, removed after each test. */
+const folders: string[] = [];
+afterEach(() => {
+  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+});
+
 /** Starts reaped-parent (`mode` on `port`), waits until it has started its children, their pids. */
-async function startParentOn(mode: 'app' | 'redis', port: number) {
+async function startParentOn(mode: Mode, port: number) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'pw-postgres-'));
+  folders.push(dataDir);
   const parent = ChildRun.start(
-    [process.execPath, '--import', 'tsx', parentEntry, mode, String(port)],
+    [process.execPath, '--import', 'tsx', parentEntry, mode, String(port), dataDir],
     {},
     { name: `reaped-parent ${mode}` },
   );
   started.push(parent.pid);
   await parent.printed('ready');
+  const socketDir = /^socket (.+)$/m.exec(parent.output)?.[1];
+  if (socketDir) folders.push(socketDir);
   const pids = /pids ([\d ]+)/.exec(parent.output)![1]!.trim().split(' ').map(Number);
   started.push(...pids);
   return { parent, pids, port };
@@ -65,7 +79,7 @@ async function startParentOn(mode: 'app' | 'redis', port: number) {
  * startParentOn a port of its own; again on another, up to 5 times, when a client socket took
  * the port before the server's bind (42000–42999 is within the kernel's outgoing range).
  */
-async function startParent(mode: 'app' | 'redis') {
+async function startParent(mode: Mode) {
   for (let attempt = 1; ; attempt++) {
     try {
       return await startParentOn(mode, await unusedPort());
@@ -80,7 +94,10 @@ async function startParent(mode: 'app' | 'redis') {
 async function expectReapedAfterKill(parent: ChildRun, pids: number[], port: number) {
   expect(await listening(port)).toBe(true);
   expect(pids.every(running)).toBe(true);
-  await parent.stop('SIGKILL');
+  // The parent alone, as when a vitest worker is killed: not its group (ChildRun.stop's SIGKILL
+  // would reach an embedded PostgreSQL there too).
+  process.kill(parent.pid, 'SIGKILL');
+  await parent.exited;
   // The reaper's SIGTERM, then its SIGKILL 2 s on (the app's grandchild ignores SIGTERM).
   await expect.poll(() => listening(port), { timeout: 10_000, interval: 100 }).toBe(false);
   await expect.poll(() => pids.filter(running), { timeout: 10_000, interval: 100 }).toEqual([]);
@@ -98,4 +115,14 @@ describe('reapWithTestRun', () => {
     expect(pids).toHaveLength(1);
     await expectReapedAfterKill(parent, pids, port);
   });
+
+  it(
+    "kills an embedded PostgreSQL a killed test run started, though it is in the run's own group",
+    { timeout: 60_000 },
+    async () => {
+      const { parent, pids, port } = await startParent('postgres');
+      expect(pids).toHaveLength(1);
+      await expectReapedAfterKill(parent, pids, port);
+    },
+  );
 });

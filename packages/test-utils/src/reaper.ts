@@ -44,16 +44,33 @@ export function reapWithTestRun(pgid: number): void {
 }
 
 /**
+ * As reapWithTestRun, for one process `pid` that is not its group's leader (an embedded
+ * PostgreSQL's postmaster, which its package starts in the test process's own group).
+ */
+export function reapProcessWithTestRun(pid: number): void {
+  reaper().write(`pid ${pid}\n`);
+}
+
+/**
  * Tells the reaper to forget group `pgid` if nothing is left in it (its processes were stopped),
  * so that a later, unrelated group given the same id (ids wrap at 32768 on some machines) is not
  * killed at the end of the run. A group with processes left stays remembered.
  */
 export function forgetReaped(pgid: number): void {
+  forgetWhenGone(-pgid, `-${pgid}`);
+}
+
+/** As forgetReaped, for a process given to reapProcessWithTestRun. */
+export function forgetReapedProcess(pid: number): void {
+  forgetWhenGone(pid, `-pid ${pid}`);
+}
+
+function forgetWhenGone(target: number, line: string): void {
   if (!reaperInput) return;
   try {
-    // Signal 0 only asks whether any process of the group is still there.
-    process.kill(-pgid, 0);
+    // Signal 0 only asks whether the process, or any process of the group, is still there.
+    process.kill(target, 0);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') reaperInput.write(`-${pgid}\n`);
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') reaperInput.write(`${line}\n`);
   }
 }

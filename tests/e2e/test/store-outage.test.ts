@@ -11,9 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEV_WEBHOOK_SECRET } from '@pw/shared/config';
 import { acknowledgementSchema, sampleEvent } from '@pw/shared/events';
 import { signEvent } from '@pw/shared/signing';
-import { startEmbeddedPostgres } from '@pw/shared/records';
 import type { EmbeddedPostgresServer } from '@pw/shared/records';
-import { freePort } from '@pw/test-utils';
+import { freePort, startTestPostgres } from '@pw/test-utils';
 import { startSystem } from './system.js';
 import type { RunningSystem } from './system.js';
 
@@ -28,7 +27,7 @@ const password = randomBytes(24).toString('hex');
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'pw-store-outage-'));
   port = await freePort();
-  postgres = await startEmbeddedPostgres({ dataDir, port, password });
+  postgres = await startTestPostgres({ dataDir, port, password });
   system = await startSystem({ DATABASE_URL: postgres.url, RECORD_TTL_SECONDS: String(TTL) });
 }, 120_000);
 afterAll(async () => {
@@ -81,7 +80,7 @@ describe('the record store away for 60 s under load', { timeout: 240_000 }, () =
         expect(action.attempts).toBeGreaterThanOrEqual(1);
       }
     }
-    postgres = await startEmbeddedPostgres({ dataDir, port, password });
+    postgres = await startTestPostgres({ dataDir, port, password });
     await until(() => acked.length >= duringOutage + 20);
     sending = false;
     await load;
