@@ -1,6 +1,7 @@
 import { Agent, request } from 'undici';
 import type { Dispatcher } from 'undici';
 import { PermanentError, RetryableError } from '@pw/shared/runtime';
+import { headOf, tailOf } from '@pw/shared/outcomes';
 import type { TokenManager } from '@pw/shared/auth';
 import type { FailureCode, HttpFailureCode } from '@pw/shared/runtime';
 import type { PartnerTarget } from './config.js';
@@ -49,7 +50,7 @@ export function retryAfterMs(header: string | null, now = Date.now()): number | 
 
 /** The path as a message shows it: a long one (an id-derived path can be huge) cut in the middle. */
 export function shownPath(path: string): string {
-  return path.length > 120 ? `${path.slice(0, 80)}…${path.slice(-40)}` : path;
+  return path.length > 120 ? `${headOf(path, 80)}…${tailOf(path, 40)}` : path;
 }
 
 const RETRYABLE = (status: number) => status === 408 || status === 429 || status >= 500;
@@ -103,7 +104,7 @@ export class PartnerApi {
         this.settings.tokens.invalidate(target.credentials, token);
         continue;
       }
-      const message = `${call.method} ${shownPath(call.path)} answered ${status}${text ? `: ${text.slice(0, 200)}` : ''}`;
+      const message = `${call.method} ${shownPath(call.path)} answered ${status}${text ? `: ${headOf(text, 200)}` : ''}`;
       if (RETRYABLE(status)) {
         throw new RetryableError(httpErrorCode(status), message, {
           retryAfterMs: retryAfterMs(typeof retryAfter === 'string' ? retryAfter : null),

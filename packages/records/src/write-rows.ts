@@ -89,18 +89,26 @@ insert into ingress_counts select * from jsonb_populate_recordset(null::ingress_
 on conflict (minute, code) do update set count = excluded.count
 where ingress_counts.count < excluded.count`;
 
-/** `\u0000` in JSON text, but not a `\\u0000` (an escaped backslash followed by "u0000"). */
-const NUL_ESCAPE = /(?<!\\)((?:\\\\)*)\\u0000/g;
+/**
+ * In JSON text from `JSON.stringify`: `\u0000`, and `\uD800`-`\uDFFF`, which it writes only for a
+ * lone surrogate (a pair is written as the character itself); never an escaped backslash followed
+ * by "u0000" (`\\u0000`).
+ */
+const UNSTORABLE_ESCAPE = /(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})/g;
+/** Whether the text may hold one: the common row has none, and skips the replacement. */
+const MAYBE_UNSTORABLE = /\\u(?:0000|d[89a-f])/;
 
 /**
- * Rows as JSON text PostgreSQL takes: U+0000, which neither its text nor its jsonb can hold (it
- * refuses the whole statement), is written as U+FFFD in values and keys alike. The ingress refuses
- * events that hold it; this keeps a NUL that comes another way (a partner's error text, a change
- * of an older release) from costing a webhook its record.
+ * Rows as JSON text PostgreSQL takes, the one boundary every text crosses on its way to the store
+ * (docs/records.md#text-the-store-keeps): U+0000, which neither its text nor its jsonb can hold,
+ * and a lone surrogate, which is no Unicode character and which jsonb refuses (22P02), are each
+ * written as U+FFFD, in values and keys alike. The ingress refuses events that hold either; this
+ * keeps one that comes another way (a partner's error text, an operator's reason, a change of an
+ * older release) from costing a webhook its record.
  */
 export function storableJson(rows: unknown): string {
   const json = JSON.stringify(rows);
-  return json.includes('\\u0000') ? json.replace(NUL_ESCAPE, '$1\\ufffd') : json;
+  return MAYBE_UNSTORABLE.test(json) ? json.replace(UNSTORABLE_ESCAPE, '$1\\ufffd') : json;
 }
 
 /**

@@ -324,7 +324,9 @@ describe('writeBatch: ids and values as given', () => {
     }
     expect(await store.search({ entity_id: entity.slice(0, -1) })).toMatchObject({ webhooks: [] });
   });
+});
 
+describe('writeBatch: text the store keeps', () => {
   test('U+0000, which PostgreSQL cannot hold, is stored as U+FFFD, in values and keys alike', async ({
     store,
   }) => {
@@ -352,6 +354,53 @@ describe('writeBatch: ids and values as given', () => {
     expect((await store.search({ customer_id: 'C-\ufffd' })).webhooks).toHaveLength(1);
   });
 
+  test('a lone surrogate, which jsonb refuses, is stored as U+FFFD in every text; a whole pair is kept', async ({
+    store,
+  }) => {
+    // A partner's error body cut after the first half of an emoji, as the worker once cut it.
+    const cut = `${'a'.repeat(199)}\ud83d`;
+    const failed = action('notify_crm', { state: 'failed', attempts: 1, last_error: cut });
+    await store.writeBatch([
+      accepted(1n, {
+        webhook_id: id,
+        customer_id: 'C-\udfff',
+        event: { note: 'a\udc00b', 'key\ud800': ['\udbff\udbff'], ok: '😀', literal: '\\ud800' },
+      }),
+      outcome(
+        2n,
+        at(5),
+        { webhook_id: id, actions: [failed] },
+        {
+          action: 'notify_crm',
+          attempt: 1,
+          started_at: at(4),
+          finished_at: at(5),
+          outcome: 'failed',
+          status: 422,
+          error: cut,
+          duration_ms: 3,
+        },
+      ),
+      audit(3n, { at: at(6), target: 'wh_\ud800', details: { reason: 'because\ud83d' } }),
+    ]);
+    const stored = await store.webhook(id);
+    expect(stored).toMatchObject({
+      state: 'failed',
+      customer_id: 'C-\ufffd',
+      event: { note: 'a\ufffdb', 'key\ufffd': ['\ufffd\ufffd'], ok: '😀', literal: '\\ud800' },
+    });
+    const kept = `${'a'.repeat(199)}\ufffd`;
+    expect(stored?.actions[0]).toMatchObject({ state: 'failed', last_error: kept });
+    expect(stored?.actions[0]?.history.map((entry) => entry.error)).toEqual([kept]);
+    const [entry] = (await store.audit()).entries;
+    expect(entry).toMatchObject({ target: 'wh_\ufffd', details: { reason: 'because\ufffd' } });
+    expect((await store.search({ state: 'failed' })).webhooks.map((w) => w.webhook_id)).toEqual([
+      id,
+    ]);
+  });
+});
+
+describe('writeBatch: values read back', () => {
   test('an unknown webhook is null', async ({ store }) => {
     expect(await store.webhook(webhookId(404))).toBeNull();
   });

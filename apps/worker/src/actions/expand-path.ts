@@ -1,4 +1,5 @@
 import { valueAt } from '@pw/shared/rules';
+import { headOf } from '@pw/shared/outcomes';
 import { PermanentError } from '@pw/shared/runtime';
 import type { FailureCode } from '@pw/shared/runtime';
 
@@ -35,7 +36,7 @@ function isDotSegment(value: string): boolean {
 
 /** A short, safe rendering of a value for an error message. */
 const preview = (value: string) =>
-  JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  JSON.stringify(value.length > 40 ? `${headOf(value, 40)}…` : value);
 
 /** The value percent-encoded as one path segment, or a permanent `invalid_path_value`. */
 function pathSegment(value: string, field: string): string {
