@@ -8,8 +8,8 @@ const line = (fields: Record<string, unknown>) =>
     false,
   );
 
-/** Anything a terminal would act on or not show, raw: none may reach the printed line. */
-const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+/** Anything a terminal would act on, not show or show as a blank: none may reach the line raw. */
+const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\u2800]|(?! )\p{Zs}/u;
 
 const escape = (char: string) =>
   [...Array(char.length).keys()]
@@ -47,6 +47,15 @@ describe('readable log lines', () => {
     ['NEXT LINE (C1)', '\u0085'],
     ['CONTROL SEQUENCE INTRODUCER (C1)', '\u009b'],
     ['LANGUAGE TAG (astral)', '\u{e0001}'],
+    ['BRAILLE PATTERN BLANK', '\u2800'],
+    ['HANGUL FILLER', '\u3164'],
+    ['HANGUL CHOSEONG FILLER', '\u115f'],
+    ['HALFWIDTH HANGUL FILLER', '\uffa0'],
+    ['COMBINING GRAPHEME JOINER', '\u034f'],
+    ['VARIATION SELECTOR-16', '\ufe0f'],
+    ['NO-BREAK SPACE', '\u00a0'],
+    ['IDEOGRAPHIC SPACE', '\u3000'],
+    ['EM SPACE', '\u2003'],
   ])('prints %s escaped, as sent, wherever it is logged', (_name, char) => {
     const sent = `Q-1${char}1-Q`;
     const printed = line({ entity_id: sent, [`key${char}`]: 1, nested: { id: sent } });

@@ -11,10 +11,14 @@ const levelColours: Record<string, string> = { warn: '33', error: '31', fatal: '
 
 /**
  * What can forge, reorder or hide text on a terminal, printed raw: controls (C0 with CR, LF and
- * ESC; DEL; C1), format characters (the bidi controls such as U+202E, zero-width ones, U+FEFF) and
- * the line and paragraph separators U+2028 and U+2029.
+ * ESC; DEL; C1), format characters (the bidi controls such as U+202E, zero-width ones, U+FEFF),
+ * the line and paragraph separators U+2028 and U+2029, and what shows as nothing or as a blank:
+ * every default-ignorable character (U+3164 HANGUL FILLER, U+115F, variation selectors), every
+ * space but the ASCII one (U+00A0, U+3000) and U+2800 BRAILLE PATTERN BLANK, so that no value
+ * reads as two.
  */
-const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+const UNSAFE =
+  /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2800]/u;
 const UNSAFE_ALL = new RegExp(UNSAFE.source, 'gu');
 
 /** `\uXXXX` for each UTF-16 unit of `char` (an astral format character is two). */

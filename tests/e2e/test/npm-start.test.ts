@@ -110,10 +110,11 @@ describe('npm start: what reaches the partner and the log', () => {
     }
   });
 
-  it('a logged value with CR/LF or a bidi override is printed escaped: no forged or rewritten log line', async () => {
+  it('a logged value with CR/LF, a bidi override or a blank-looking character is printed escaped: no forged or rewritten log line', async () => {
     // An entity id may hold a bidi override (not a control character): U+202E would print the
-    // rest of the line right to left, U+2066 isolate what follows.
-    const id = 'Q-bidi\u202edetpecca\u2066';
+    // rest of the line right to left, U+2066 isolate what follows; U+2800 and U+3164 print as
+    // blanks, so that one value would read as two fields.
+    const id = 'Q-bidi\u202edetpecca\u2066\u2800x\u3164';
     // A partner's plain-text error page may hold anything, CR/LF and terminal escapes included.
     const forged = '09:00:00 worker    info  FORGED action completed';
     const failed = await fetch(`${system.url.api}/__sandbox/failures`, {
@@ -135,12 +136,12 @@ describe('npm start: what reaches the partner and the log', () => {
     });
     expect(response.status).toBe(200);
     // Each value is printed JSON-quoted, escapes and all, on the line of the message that logs it.
-    await system.run.printed('"Q-bidi\\u202edetpecca\\u2066"');
+    await system.run.printed('"Q-bidi\\u202edetpecca\\u2066\\u2800x\\u3164"');
     await system.run.printed('refused\\r\\n09:00:00 worker');
     const lines = system.run.output.split(/\r?\n/);
     expect(lines.filter((line) => line.startsWith('09:00:00 worker'))).toEqual([]);
     expect(system.run.output).not.toContain('\u001b[2J');
-    expect(system.run.output).not.toMatch(/[\u202e\u2066]/);
+    expect(system.run.output).not.toMatch(/[\u202e\u2066\u2800\u3164]/);
     expect(system.run.output).toContain('FORGED action completed\\n\\u001b[2J\\u202e');
   });
 });
