@@ -255,6 +255,30 @@ describe('webhook status and replay', () => {
   });
 });
 
+describe('held by an open circuit', () => {
+  it('an action held by an open circuit that then fails without a call reads failed, no longer held', async () => {
+    await withStandInPaused(async () => {
+      const id = 'wh_heldfail00000000000000';
+      await webhook(id, 'quote.status_changed', ['notify_customer']);
+      await outcomes.held(id, 'notify_customer');
+      const held = (await get(`/api/webhooks/${id}`)).body as { actions: { held: string }[] };
+      expect(held.actions[0]?.held).toBe('circuit_open');
+      // The circuit closed; the identity provider then refused the token: no call was made.
+      await outcomes.failed(id, 'notify_customer', 'failed', 'token_refused: invalid_client');
+      const body = (await get(`/api/webhooks/${id}`)).body as {
+        state: string;
+        actions: { state: string; held: string | null; last_error: string }[];
+      };
+      expect(body.state).toBe('failed');
+      expect(body.actions[0]).toMatchObject({
+        state: 'failed',
+        held: null,
+        last_error: 'token_refused: invalid_client',
+      });
+    });
+  });
+});
+
 describe('a running call', () => {
   it('reads an action as its record says, never off BullMQ: a job taken reads `waiting` until the worker writes its start, then `active` with its call counted', async () => {
     await withStandInPaused(async () => {

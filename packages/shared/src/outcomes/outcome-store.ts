@@ -116,6 +116,9 @@ export class OutcomeStore {
       action,
       { state, last_error: boundedError(error) },
       {
+        // Held no more: it failed (without a call, it may: a token refused once the circuit
+        // let it through), and waits, if at all, for its backoff, not for a circuit.
+        remove: ['held'],
         attempt: attemptOf(state, timing, error),
         countAttempt: countCall,
         ...(state === 'failed' ? { count: 'failed' } : {}),
