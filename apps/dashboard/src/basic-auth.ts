@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { isIP } from 'node:net';
 import type { Request, RequestHandler } from 'express';
 import type { Logger } from '@pw/shared/runtime';
 import { DASHBOARD_ERROR_CODES, sendError } from './error-response.js';
@@ -18,6 +19,16 @@ export interface LoginGuard {
  */
 const clientAddress = (req: Request): string => req.ip ?? req.socket.remoteAddress ?? 'unknown';
 
+/** The longest text of an IP address: an IPv6 address with an IPv4 tail. */
+const LONGEST_ADDRESS = 'ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255'.length;
+
+/**
+ * Whether `address` is one: what a trusted proxy's `X-Forwarded-For` names is text a client may
+ * have written (a dashboard reachable past its proxies); the limit keeps a count per address, so
+ * only an IP address, no longer than an IPv6 address, gets one.
+ */
+const isAddress = (address: string) => address.length <= LONGEST_ADDRESS && isIP(address) !== 0;
+
 /**
  * Basic auth with a constant-time comparison (of digests, so lengths leak nothing either), and a
  * limit on failed logins per client address (`LoginLimit`): past it, 429 `too_many_logins` with
@@ -34,6 +45,15 @@ export function basicAuth(user: string, password: string, guard: LoginGuard): Re
       : '';
     const valid = given !== '' && timingSafeEqual(digest(given), expected);
     const address = clientAddress(req);
+    if (!isAddress(address)) {
+      guard.log.warn({ method: req.method, path: req.path }, 'login refused: no client address');
+      return sendError(
+        res,
+        400,
+        DASHBOARD_ERROR_CODES.invalidRequest,
+        'X-Forwarded-For names no IP address at the trusted hop',
+      );
+    }
     const verdict = await guard.limit
       .attempt(address, header !== undefined && !valid)
       .catch((error: unknown): LoginVerdict => {

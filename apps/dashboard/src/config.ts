@@ -78,7 +78,7 @@ export const dashboardVariables = (production: boolean) => ({
   }),
   DASHBOARD_TRUST_PROXY: envInt(0, { min: 0, max: 10 }).meta({
     description:
-      "reverse proxies in front of the dashboard whose `X-Forwarded-For` it believes (Express's `trust proxy` hop count): the failed-login limit then counts the client address they name. 0: the connection's address, that of the nearest proxy if there is one",
+      "reverse proxies in front of the dashboard whose `X-Forwarded-For` it believes (Express's `trust proxy` hop count): the failed-login limit then counts the client address N hops from the right of that header (one that is no IP address is refused). 0: the connection's address, that of the nearest proxy if there is one",
   }),
 });
 

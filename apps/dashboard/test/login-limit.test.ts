@@ -85,7 +85,9 @@ describe('the failed-login limit', () => {
     await failTenTimes(one);
     expect((await guess(other, AUTH.password)).status).toBe(429);
   });
+});
 
+describe('which address the limit counts', () => {
   it('counts the connection’s address, whatever X-Forwarded-For says, unless proxies are trusted: then each address the proxy names on its own', async () => {
     const direct = dashboard();
     for (let i = 0; i < 10; i += 1) {
@@ -98,5 +100,35 @@ describe('the failed-login limit', () => {
     expect((await guess(proxied, AUTH.password, '203.0.113.7')).status).toBe(429);
     expect((await guess(proxied, AUTH.password, '203.0.113.8')).status).toBe(200);
     expect(refusals(proxied)).toEqual([expect.objectContaining({ address: '203.0.113.7' })]);
+  });
+
+  it('behind N proxies counts the address N hops from the right: what the client wrote before it changes nothing', async () => {
+    const proxied = dashboard({ trustProxyHops: 2 });
+    // The client's own X-Forwarded-For entry first, then what each of the two proxies appended.
+    for (let i = 0; i < 10; i += 1) {
+      expect((await guess(proxied, 'wrong', `198.51.100.${i}, 203.0.113.7, 10.0.0.2`)).status).toBe(
+        401,
+      );
+    }
+    expect((await guess(proxied, AUTH.password, '1.2.3.4, 203.0.113.7, 10.0.0.2')).status).toBe(
+      429,
+    );
+    expect((await guess(proxied, AUTH.password, '203.0.113.8, 10.0.0.2')).status).toBe(200);
+  });
+
+  it('refuses an address that is none (longer than an IPv6 address, or not an address), keeping no count for it', async () => {
+    const proxied = dashboard({ trustProxyHops: 1 });
+    const counts = () => proxied.redis.keys(`${proxied.prefix}:dashboard:login-failures:*`);
+    const before = await counts();
+    for (const named of ['x'.repeat(8000), 'operator-laptop', '203.0.113.7:80', '1'.repeat(46)]) {
+      const answer = await guess(proxied, 'wrong', named);
+      expect(answer.status, named.slice(0, 20)).toBe(400);
+      expect((answer.body as { error: { code: string } }).error.code).toBe('invalid_request');
+    }
+    expect(await counts()).toEqual(before);
+    // An IPv6 address of full length is an address.
+    const longest = 'ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255';
+    expect((await guess(proxied, 'wrong', longest)).status).toBe(401);
+    expect(await counts()).toHaveLength(before.length + 1);
   });
 });
