@@ -42,7 +42,9 @@ export async function runDashboard(
 
   const server = createHttpServer(app);
   server.on('error', (error) => fatal('dashboard cannot listen', { err: error }));
-  await new Promise<void>((resolve) => server.listen(config.DASHBOARD_PORT, resolve));
+  await new Promise<void>((resolve) =>
+    server.listen({ port: config.DASHBOARD_PORT, host: config.LISTEN_HOST }, resolve),
+  );
   const address = `http://127.0.0.1:${config.DASHBOARD_PORT}`;
   log.info(
     {
@@ -113,6 +115,7 @@ function dashboardApp(
       },
       guard,
     );
+  const metrics = createDashboardMetrics(actions.all);
   const app = createDashboard({
     queues: actions.all,
     operator: new Operator({ actions, outcomes, redis, records }),
@@ -125,7 +128,7 @@ function dashboardApp(
     circuits: new CircuitBoard(redis, { queuePrefix: prefix }),
     actions,
     rules,
-    metrics: createDashboardMetrics(actions.all),
+    metrics: metrics.registry,
     trends: () => readTrends(redis, partitions, actions.all),
     actionsConfig: config.actions,
     log,
@@ -136,6 +139,7 @@ function dashboardApp(
     consoleDir: consoleDirectory(),
   });
   const close = async () => {
+    metrics.close();
     await Promise.all([actions.close(), releases?.close(), records?.close()]);
   };
   return { app, close };

@@ -17,6 +17,7 @@ import type { TestIntake } from '@pw/test-utils';
 import { createDashboard } from '../src/app.js';
 import { LoginLimit } from '../src/login-limit.js';
 import { createDashboardMetrics } from '../src/metrics.js';
+import type { DashboardMetrics } from '../src/metrics.js';
 import { Operator } from '../src/operator.js';
 import { readTrends } from '../src/trends.js';
 import type { Trends } from '../src/trends.js';
@@ -30,6 +31,7 @@ let onePartition: ActionQueues;
 let outcomes: OutcomeStore;
 let intake: TestIntake;
 let app: ReturnType<typeof createDashboard>;
+let metrics: DashboardMetrics;
 let failing: Worker<ActionJobData>;
 /** Actions the stand-in worker lets through; the rest fail for good. */
 const healthy = new Set<string>();
@@ -92,13 +94,14 @@ beforeAll(() => {
     },
     { connection: redis, prefix },
   );
+  metrics = createDashboardMetrics([actions], { refreshMs: 50 });
   app = createDashboard({
     queues: [actions],
     operator: new Operator({ actions: onePartition, outcomes: [outcomes], redis }),
     circuits: new CircuitBoard(redis, { queuePrefix: prefix }),
     actions: onePartition,
     rules: new RulesStore(redis, { queuePrefix: prefix, seed: DEFAULT_RULES }),
-    metrics: createDashboardMetrics([actions]),
+    metrics: metrics.registry,
     trends: () => readTrends(redis, prefix, [actions]),
     log: createLogger({ name: 'dashboard-test', level: 'silent' }),
     audit: new AuditLog(redis, prefix, createLogger({ name: 'dashboard-test', level: 'silent' })),
@@ -108,6 +111,7 @@ beforeAll(() => {
   });
 });
 afterAll(async () => {
+  metrics.close();
   await failing.close();
   await Promise.all([actions.close(), intake.close()]);
   await deleteKeys(redis, prefix);
@@ -364,10 +368,11 @@ describe('dead letters and queue depth', () => {
     ]);
   });
 
-  it('/metrics shows queue depth by state', async () => {
-    const text = (await request(app).get('/metrics')).text;
-    expect(text).toContain('queue_jobs{queue="actions",state="failed"} 1');
-    expect(text).toMatch(/queue_jobs\{queue="actions",state="completed"\} [1-9]/);
+  it('/metrics shows queue depth by state, read at most METRICS_REFRESH_MS before', async () => {
+    // Read every 50 ms here: the figures of the jobs above arrive within a few reads.
+    const scrape = async () => (await request(app).get('/metrics')).text;
+    await expect.poll(scrape).toContain('queue_jobs{queue="actions",state="failed"} 1');
+    expect(await scrape()).toMatch(/queue_jobs\{queue="actions",state="completed"\} [1-9]/);
   });
 });
 
@@ -405,9 +410,11 @@ describe('trends', () => {
       expect(after.held - before.held).toBe(1);
       expect(after.oldest_waiting_seconds.actions).toBeGreaterThanOrEqual(90);
       expect(after.oldest_waiting_seconds.actions).toBeLessThan(150);
-      const metrics = (await request(app).get('/metrics')).text;
-      const age = /queue_oldest_waiting_seconds\{queue="actions"\} ([\d.]+)/.exec(metrics)?.[1];
-      expect(Number(age)).toBeGreaterThanOrEqual(90);
+      const age = async () => {
+        const text = (await request(app).get('/metrics')).text;
+        return Number(/queue_oldest_waiting_seconds\{queue="actions"\} ([\d.]+)/.exec(text)?.[1]);
+      };
+      await expect.poll(age).toBeGreaterThanOrEqual(90);
     });
   });
 });

@@ -4,8 +4,8 @@
 import type { Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ActionJobData } from '@pw/shared/queue';
-import { RedisMonitor, testRedisUrl } from '@pw/test-utils';
-import { failedActions, standInWorker, startDashboard } from './harness.js';
+
+import { failedActions, standInWorker, startDashboard, watchCommands } from './harness.js';
 import type { DashboardHarness, DeadLetterSpec } from './harness.js';
 
 let h: DashboardHarness;
@@ -151,22 +151,6 @@ describe("a dry run of the dead letters' replay", () => {
     expect((locks.body as { dead_letters: unknown[] }).dead_letters).toHaveLength(94);
   });
 });
-
-/** The commands on the test's own keys that `during` makes Redis run (Redis MONITOR). */
-async function watchCommands(harness: DashboardHarness, during: () => Promise<void>) {
-  const monitor = await RedisMonitor.start(testRedisUrl());
-  const seen: string[][] = [];
-  monitor.onCommand(({ args }) => {
-    if (args.some((arg) => arg.startsWith(`${harness.prefix}:`))) seen.push(args);
-  });
-  try {
-    await during();
-    await monitor.settle();
-  } finally {
-    monitor.stop();
-  }
-  return seen;
-}
 
 /** Reads of a whole job hash (BullMQ's `getJob`). */
 const jobReads = (seen: string[][]) =>

@@ -15,7 +15,7 @@ import type { ActionJobData, AcceptedWebhook } from '@pw/shared/queue';
 import { AuditLog } from '@pw/shared/records';
 import { DEFAULT_RULES, RulesStore } from '@pw/shared/rules';
 import { createLogger } from '@pw/shared/runtime';
-import { deleteKeys, startIntake, testRedisUrl, uniquePrefix } from '@pw/test-utils';
+import { deleteKeys, RedisMonitor, startIntake, testRedisUrl, uniquePrefix } from '@pw/test-utils';
 import type { TestIntake } from '@pw/test-utils';
 import { createDashboard } from '../src/app.js';
 import type { RecordReader } from '../src/records-api.js';
@@ -99,24 +99,27 @@ function capturedLog() {
   return { log: createLogger({ name: 'dashboard-test', level: 'info', destination }), logs };
 }
 
+export interface DashboardOptions {
+  publicUrl?: string;
+  records?: RecordReader;
+  consoleDir?: string;
+  /** Another dashboard process's queue prefix, to share its Redis keys. */
+  prefix?: string;
+  loginLimit?: LoginLimitOptions;
+  trustProxyHops?: number;
+  /** `QUEUE_PARTITIONS`. @defaultValue 1 */
+  partitions?: number;
+  /** How often `/metrics` reads its figures. @defaultValue METRICS_REFRESH_MS */
+  metricsRefreshMs?: number;
+}
+
 /** The real dashboard on a queue prefix of its own, backed by a real Redis. */
-export function startDashboard(
-  options: {
-    publicUrl?: string;
-    records?: RecordReader;
-    consoleDir?: string;
-    /** Another dashboard process's queue prefix, to share its Redis keys. */
-    prefix?: string;
-    loginLimit?: LoginLimitOptions;
-    trustProxyHops?: number;
-    /** `QUEUE_PARTITIONS`. @defaultValue 1 */
-    partitions?: number;
-  } = {},
-): DashboardHarness {
+export function startDashboard(options: DashboardOptions = {}): DashboardHarness {
   const prefix = options.prefix ?? uniquePrefix();
   const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
   const partitions = new Partitions(prefix, options.partitions ?? 1);
   const queues = new ActionQueues(redis, partitions);
+  const metrics = createDashboardMetrics(queues.all, { refreshMs: options.metricsRefreshMs });
   const actions = queues.partition(0);
   const outcomesByPartition = partitions.prefixes.map(
     (queuePrefix) => new OutcomeStore(redis, { queuePrefix, recordTtlSeconds: 600 }),
@@ -148,7 +151,7 @@ export function startDashboard(
     circuits,
     actions: queues,
     rules,
-    metrics: createDashboardMetrics(queues.all),
+    metrics: metrics.registry,
     trends: () => readTrends(redis, partitions, queues.all),
     log,
     audit: new AuditLog(redis, partitions, log),
@@ -173,6 +176,7 @@ export function startDashboard(
     logs,
     as: (method, path) => withOwnOrigin(request(app)[method](path).auth(AUTH.user, AUTH.password)),
     async close() {
+      metrics.close();
       await Promise.all([queues.close(), intake.close()]);
       await deleteKeys(redis, prefix);
       redis.disconnect();
@@ -238,4 +242,20 @@ export async function failedActions(
     async () => expect(await h.actions.getFailedCount()).toBe(before + letters.length),
     { timeout: 20_000, interval: 50 },
   );
+}
+
+/** The commands on the test's own keys that `during` makes Redis run (Redis MONITOR). */
+export async function watchCommands(harness: DashboardHarness, during: () => Promise<void>) {
+  const monitor = await RedisMonitor.start(testRedisUrl());
+  const seen: string[][] = [];
+  monitor.onCommand(({ args }) => {
+    if (args.some((arg) => arg.includes(harness.prefix))) seen.push(args);
+  });
+  try {
+    await during();
+    await monitor.settle();
+  } finally {
+    monitor.stop();
+  }
+  return seen;
 }

@@ -14,7 +14,7 @@ import type { DashboardHarness } from './harness.js';
 let h: DashboardHarness;
 let workers: Worker<ActionJobData>[];
 beforeAll(() => {
-  h = startDashboard({ partitions: 4 });
+  h = startDashboard({ partitions: 4, metricsRefreshMs: 50 });
   // A stand-in worker on each partition's queue: it fails every action for good, recording the
   // outcome as ours does.
   workers = h.partitions.prefixes.map(
@@ -135,8 +135,10 @@ it('sums the partitions in the metrics, with no partition label', async () => {
     (sum, n) => sum + n,
     0,
   );
-  const text = (await h.as('get', '/metrics')).text;
-  expect(text).toContain(`queue_jobs{queue="actions",state="failed"} ${failed}`);
+  // Read every 50 ms here (METRICS_REFRESH_MS in a dashboard): the jobs above within a few reads.
+  const scrape = async () => (await h.as('get', '/metrics')).text;
+  await expect.poll(scrape).toContain(`queue_jobs{queue="actions",state="failed"} ${failed}`);
+  const text = await scrape();
   // One series per state, whatever the number of partitions.
   expect(text.split('\n').filter((line) => line.startsWith('queue_jobs{'))).toHaveLength(6);
   expect(text).not.toContain('partition=');

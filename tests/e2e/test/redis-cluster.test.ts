@@ -292,9 +292,12 @@ describe('operators and senders of the partitioned cluster', { timeout: 90_000 }
       ...answer,
       actions: answer.actions.map(({ history: _history, ...action }) => action),
     }).toMatchObject({ ...outcome, trace_id: null, problems: null });
-    const metrics = await (await fetch(`${dashboardUrl}/metrics`)).text();
-    expect(metrics).toContain('queue_jobs{queue="actions",state="failed"} 0');
-    expect(metrics).toContain('queue_jobs{queue="actions",state="completed"} 404');
+    // The dashboard's queue figures are read every 5 s, not on each request.
+    const scrape = async () => (await fetch(`${dashboardUrl}/metrics`)).text();
+    await expect
+      .poll(scrape, { timeout: 15_000 })
+      .toContain('queue_jobs{queue="actions",state="completed"} 404');
+    expect(await scrape()).toContain('queue_jobs{queue="actions",state="failed"} 0');
   });
 
   it('every process stops on SIGTERM and exits 0', async () => {
