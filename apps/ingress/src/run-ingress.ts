@@ -58,21 +58,15 @@ export async function runIngress(
     log,
     metrics,
     counts,
-    settings: {
-      webhookSecrets: config.webhookSecrets,
-      signatureMode: config.signatureMode,
-      maxBodyBytes: config.MAX_BODY_BYTES,
-      rateLimitPerSecond: config.INGRESS_RATE_LIMIT,
-      maxClockSkewSeconds: config.MAX_CLOCK_SKEW_SECONDS,
-      dedupWindowSeconds: config.DEDUP_WINDOW_SECONDS,
-      invalidEvents: config.INVALID_EVENTS,
-    },
+    settings: intakeSettings(config),
     clusterMetrics: cluster.isWorker ? clusterMetricsClient(metrics.registry) : undefined,
   });
 
   const server = createHttpServer(app);
   server.on('error', (error) => fatal('ingress cannot listen', { err: error }));
-  await new Promise<void>((resolve) => server.listen(config.INGRESS_PORT, resolve));
+  await new Promise<void>((resolve) =>
+    server.listen({ port: config.INGRESS_PORT, host: config.LISTEN_HOST }, resolve),
+  );
   log.info(
     {
       port: config.INGRESS_PORT,
@@ -96,6 +90,17 @@ export async function runIngress(
     },
   };
 }
+
+/** What the ingress's app is told of the configuration. */
+const intakeSettings = (config: IngressConfig) => ({
+  webhookSecrets: config.webhookSecrets,
+  signatureMode: config.signatureMode,
+  maxBodyBytes: config.MAX_BODY_BYTES,
+  rateLimitPerSecond: config.INGRESS_RATE_LIMIT,
+  maxClockSkewSeconds: config.MAX_CLOCK_SKEW_SECONDS,
+  dedupWindowSeconds: config.DEDUP_WINDOW_SECONDS,
+  invalidEvents: config.INVALID_EVENTS,
+});
 
 /** The queues (one per partition) the intake adds each webhook's action jobs to. */
 function partitionedIntake(

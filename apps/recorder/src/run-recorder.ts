@@ -88,7 +88,9 @@ async function listenForHealth(
 ) {
   const health = createHealthServer(metrics.registry);
   health.on('error', (error) => fatal('recorder cannot listen on its health port', { err: error }));
-  await new Promise<void>((resolve) => health.listen(config.RECORDER_HEALTH_PORT, resolve));
+  await new Promise<void>((resolve) =>
+    health.listen({ port: config.RECORDER_HEALTH_PORT, host: config.LISTEN_HOST }, resolve),
+  );
   log.info(
     {
       health_port: config.RECORDER_HEALTH_PORT,

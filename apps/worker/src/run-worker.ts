@@ -28,7 +28,7 @@ export async function runWorker(
   let running = false;
   const health = createHealthServer(metrics.registry, () => running);
   const listening = new Promise<void>((resolve) =>
-    health.listen(config.WORKER_HEALTH_PORT, resolve),
+    health.listen({ port: config.WORKER_HEALTH_PORT, host: config.LISTEN_HOST }, resolve),
   );
   health.on('error', (error) => fatal('worker cannot listen on its health port', { err: error }));
 

@@ -28,6 +28,7 @@ import {
 import type { SoakSystem } from './system.js';
 import { drive, plan } from './traffic.js';
 import type { Delivery, Purpose } from './traffic.js';
+import { listeningAddresses } from './listening.js';
 
 export type { SoakReport } from './report.js';
 
@@ -74,6 +75,14 @@ function growth(before: Map<string, KindFigure>, after: Map<string, KindFigure>,
     grown_by_kind: byKind,
   };
 }
+
+/** Every port the system's apps listen on. */
+const appPorts = (system: SoakSystem) =>
+  system.apps.flatMap((app) =>
+    ['INGRESS_PORT', 'DASHBOARD_PORT', 'WORKER_HEALTH_PORT', 'RECORDER_HEALTH_PORT'].flatMap(
+      (name) => (app.env[name] ? [Number(app.env[name])] : []),
+    ),
+  );
 
 /** Webhooks of the sweep (`redisGrowth`). */
 const SWEEP = 10;
@@ -196,6 +205,7 @@ async function check(
   );
   const judged: Judged = {
     findings: found,
+    listening: await listeningAddresses(appPorts(system)),
     ledger: await ledger(system, new Date(startedAt.getTime() - 60_000)),
     redis: {
       ...memory,

@@ -4,6 +4,7 @@ import type { Findings, percentiles } from './checks.js';
 import type { FaultRecord } from './faults.js';
 import type { SoakOptions } from './options.js';
 import type { OutageCalls } from './outage-calls.js';
+import { loopbackOnly } from './listening.js';
 
 /** The bound on Redis's memory per finished webhook (docs/redis-cost.md). */
 export const BYTES_PER_WEBHOOK_BOUND = 500;
@@ -34,6 +35,8 @@ export interface SoakReport {
   /** The calls the partner received during each outage stretch, against the breaker's bound. */
   partner_calls_during_outages: OutageCalls;
   ledger: Record<string, unknown>;
+  /** The addresses the apps' ports listen on, as the kernel says: `127.0.0.1` alone. */
+  listening: string[];
   redis: {
     /** Per finished webhook, in the kinds of key that grow with webhooks. */
     bytes_per_webhook: number;
@@ -59,7 +62,7 @@ export interface SoakReport {
 /** What the checks found, for `judge`. */
 export type Judged = Pick<
   SoakReport,
-  'findings' | 'ledger' | 'redis' | 'partner_calls_during_outages'
+  'findings' | 'ledger' | 'redis' | 'partner_calls_during_outages' | 'listening'
 > & { unacknowledged: number };
 
 /** What makes the soak fail: each a line. */
@@ -69,8 +72,12 @@ export function judge({
   redis,
   partner_calls_during_outages: outages,
   unacknowledged,
+  listening,
 }: Judged): string[] {
   const failures: string[] = [];
+  if (!loopbackOnly(listening)) {
+    failures.push(`the apps listen beyond this machine: on ${listening.join(', ')}`);
+  }
   // The first few named, so that a failed run says which webhooks and actions to look at.
   const count = (what: string, list: readonly unknown[]) => {
     if (list.length === 0) return;
@@ -115,6 +122,7 @@ function rows(report: SoakReport): [string, string | number][] {
   const f = report.findings;
   const { poison, refused } = f.expected_failures;
   return [
+    ['apps listen on', report.listening.join(', ')],
     ['events sent', report.sent.events],
     [
       'of them poison / odd-path / trickle',

@@ -14,6 +14,7 @@ import {
   throughProxy,
 } from '@pw/test-utils';
 import type { TcpProxy } from '@pw/test-utils';
+import { SOAK_DASHBOARD, SOAK_WEBHOOK_SECRET } from './secrets.js';
 
 /** The apps' `QUEUE_PREFIX` (one partition: the keys' prefix too). */
 export const QUEUE_PREFIX = 'soak';
@@ -126,7 +127,7 @@ export class Teardown {
   }
 }
 
-const credentials = { user: 'soak', password: 'soak-dashboard-password' };
+const credentials = SOAK_DASHBOARD;
 
 /** What every app is started with. */
 const appSettings = (
@@ -137,10 +138,12 @@ const appSettings = (
 ): Record<string, string> => ({
   NODE_ENV: 'development',
   LOG_LEVEL: 'warn',
+  // This machine only: a long run's apps are never reachable from the network.
+  LISTEN_HOST: '127.0.0.1',
   REDIS_URL: redisUrl,
   QUEUE_PREFIX,
   DATABASE_URL: databaseUrl,
-  WEBHOOK_SECRETS: '',
+  WEBHOOK_SECRETS: SOAK_WEBHOOK_SECRET,
   ACTIONS_CONFIG: '',
   ...sandbox.env,
   RECORD_TTL_SECONDS: String(settings.recordTtlSeconds),

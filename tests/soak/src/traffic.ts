@@ -4,10 +4,10 @@
 // partner's delivery system, each event is sent until an ingress acknowledges it (another ingress,
 // or the same one later, after a refusal or no answer), and every acknowledgement is kept for the
 // checks.
-import { DEV_WEBHOOK_SECRET } from '@pw/shared/config';
 import { EVENT_REGISTRY, sampleEvent } from '@pw/shared/events';
 import { signEvent } from '@pw/shared/signing';
 import type { EventKind } from '@pw/shared/events';
+import { SOAK_WEBHOOK_SECRET } from './secrets.js';
 
 /**
  * Why an event is in the traffic: the faults add `poison` events (of a customer every partner call
@@ -73,7 +73,7 @@ export const soakEvent = (
   kind,
   purpose,
   path: EVENT_REGISTRY[event.event_type as keyof typeof EVENT_REGISTRY].path,
-  body: JSON.stringify(signEvent(event, DEV_WEBHOOK_SECRET)),
+  body: JSON.stringify(signEvent(event, SOAK_WEBHOOK_SECRET)),
 });
 
 /** The events to send, in order: `webhooks` of them, each a webhook of its own. */

@@ -18,6 +18,8 @@ it('100 webhooks without faults: exits 0, Redis under 500 bytes per webhook, the
   expect(soak.code, soak.output.slice(-3000)).toBe(0);
   const report = soak.report!;
   expect(report.findings.acknowledged).toBe(100);
+  // Its apps are reachable from this machine alone (and signed with a secret made up for the run).
+  expect(report.listening).toEqual(['127.0.0.1']);
   expect(report.redis.bytes_per_webhook).toBeGreaterThan(0);
   expect(report.redis.bytes_per_webhook).toBeLessThan(500);
   // BullMQ's events stream alone outweighs 500 bytes for each of 100 webhooks: counted apart.

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { PwError } from '../errors.js';
 import { hasHashTag, parseRedisUrl } from '../redis.js';
@@ -119,6 +120,18 @@ export const DEFAULT_REDIS_URL = `redis://${DEFAULT_REDIS.host}:${DEFAULT_REDIS.
 /** Variables every process reads; check them together with `withCommonChecks`. */
 export const commonEnv = {
   NODE_ENV: nodeEnv,
+  LISTEN_HOST: z
+    .preprocess(
+      unset,
+      z
+        .string()
+        .refine((value) => isIP(value) !== 0, 'must be an IP address, such as 127.0.0.1')
+        .optional(),
+    )
+    .meta({
+      description:
+        "the address the process's servers listen on (the ingress, the dashboard, the health ports); unset: every interface. `127.0.0.1` keeps them to this machine (the soak's system)",
+    }),
   LOG_LEVEL: envEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info').meta({
     description: 'pino level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`',
   }),
