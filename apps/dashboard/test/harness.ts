@@ -246,16 +246,8 @@ export async function failedActions(
 
 /** The commands on the test's own keys that `during` makes Redis run (Redis MONITOR). */
 export async function watchCommands(harness: DashboardHarness, during: () => Promise<void>) {
-  const monitor = await RedisMonitor.start(testRedisUrl());
-  const seen: string[][] = [];
-  monitor.onCommand(({ args }) => {
-    if (args.some((arg) => arg.includes(harness.prefix))) seen.push(args);
-  });
-  try {
-    await during();
-    await monitor.settle();
-  } finally {
-    monitor.stop();
-  }
-  return seen;
+  const seen = await RedisMonitor.during(testRedisUrl(), during, ({ args }) =>
+    args.some((arg) => arg.includes(harness.prefix)),
+  );
+  return seen.map(({ args }) => args);
 }

@@ -25,16 +25,8 @@ interface Seen {
 
 /** Every command Redis runs while `during` does, as MONITOR reports it. */
 async function watch(during: () => Promise<void>): Promise<Seen[]> {
-  const monitor = await RedisMonitor.start(server.url);
-  const seen: Seen[] = [];
-  monitor.onCommand(({ source, args }) => seen.push({ source, args }));
-  try {
-    await during();
-    await monitor.settle();
-  } finally {
-    monitor.stop();
-  }
-  return seen;
+  const seen = await RedisMonitor.during(server.url, during);
+  return seen.map(({ source, args }) => ({ source, args }));
 }
 
 /** The commands that wrote under the shared prefix (or published on its channels). */

@@ -8,6 +8,18 @@ import { tableContents, test } from './store-fixture.js';
 const id = webhookId(1);
 const at = (second: number) => `2025-03-01T10:00:${String(second).padStart(2, '0')}.000Z`;
 
+/** `notify_crm`'s first call, failed for good at `at(5)` with `status` and `error`. */
+const failedCall = (status: number, error: string) => ({
+  action: 'notify_crm',
+  attempt: 1,
+  started_at: at(4),
+  finished_at: at(5),
+  outcome: 'failed' as const,
+  status,
+  error,
+  duration_ms: 3.6,
+});
+
 /** A webhook whose `notify_crm` is tried three times (503, 503, 200); `report` stays waiting. */
 function threeAttempts(): RecordChange[] {
   const actions = (crm: Parameters<typeof action>[1]) => [
@@ -259,21 +271,7 @@ describe('writeBatch: finishing and limits', () => {
     const long = 'x'.repeat(2000);
     const failed = action('notify_crm', { state: 'failed', attempts: 1, last_error: long });
     await store.writeBatch([
-      outcome(
-        2n,
-        at(5),
-        { webhook_id: id, actions: [failed] },
-        {
-          action: 'notify_crm',
-          attempt: 1,
-          started_at: at(4),
-          finished_at: at(5),
-          outcome: 'failed',
-          status: 400,
-          error: long,
-          duration_ms: 3.6,
-        },
-      ),
+      outcome(2n, at(5), { webhook_id: id, actions: [failed] }, failedCall(400, long)),
     ]);
     const crm = (await store.webhook(id))?.actions[0];
     expect(crm?.last_error).toHaveLength(MAX_ERROR_LENGTH);
@@ -366,21 +364,7 @@ describe('writeBatch: text the store keeps', () => {
         customer_id: 'C-\udfff',
         event: { note: 'a\udc00b', 'key\ud800': ['\udbff\udbff'], ok: '😀', literal: '\\ud800' },
       }),
-      outcome(
-        2n,
-        at(5),
-        { webhook_id: id, actions: [failed] },
-        {
-          action: 'notify_crm',
-          attempt: 1,
-          started_at: at(4),
-          finished_at: at(5),
-          outcome: 'failed',
-          status: 422,
-          error: cut,
-          duration_ms: 3,
-        },
-      ),
+      outcome(2n, at(5), { webhook_id: id, actions: [failed] }, failedCall(422, cut)),
       audit(3n, { at: at(6), target: 'wh_\ud800', details: { reason: 'because\ud83d' } }),
     ]);
     const stored = await store.webhook(id);

@@ -50,6 +50,29 @@ export class RedisMonitor {
     return new RedisMonitor(feed, caller);
   }
 
+  /**
+   * Every command the Redis at `url` runs while `during` does, as MONITOR reports it, each that
+   * `keep` keeps (all by default).
+   */
+  static async during(
+    url: string,
+    during: () => Promise<void>,
+    keep: (command: MonitoredCommand) => boolean = () => true,
+  ): Promise<MonitoredCommand[]> {
+    const monitor = await RedisMonitor.start(url);
+    const seen: MonitoredCommand[] = [];
+    monitor.onCommand((command) => {
+      if (keep(command)) seen.push(command);
+    });
+    try {
+      await during();
+      await monitor.settle();
+    } finally {
+      monitor.stop();
+    }
+    return seen;
+  }
+
   /** Calls `listener` with each command from now on. */
   onCommand(listener: Listener): void {
     this.listeners.add(listener);
