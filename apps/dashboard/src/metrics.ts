@@ -14,9 +14,11 @@ function byName(queues: readonly Queue[]): Map<string, Queue[]> {
   return named;
 }
 
+type State = (typeof STATES)[number];
+
 /** Each queue's jobs by state and its oldest waiting job's age, over every partition. */
 interface QueueFigures {
-  counts: Map<string, Record<(typeof STATES)[number], number>>;
+  counts: Map<string, Record<State, number>>;
   oldest: Map<string, number>;
 }
 
@@ -27,9 +29,11 @@ async function readFigures(named: Map<string, Queue[]>): Promise<QueueFigures> {
       Promise.all(group.map((queue) => queue.getJobCounts(...STATES))),
       Promise.all(group.map((queue) => oldestWaitingSeconds(queue))),
     ]);
-    const total = (state: (typeof STATES)[number]) =>
-      counts.reduce((sum, count) => sum + (count[state] ?? 0), 0);
-    figures.counts.set(name, Object.fromEntries(STATES.map((s) => [s, total(s)])) as never);
+    const total = (state: State) => counts.reduce((sum, count) => sum + (count[state] ?? 0), 0);
+    figures.counts.set(
+      name,
+      Object.fromEntries(STATES.map((state) => [state, total(state)])) as Record<State, number>,
+    );
     figures.oldest.set(name, Math.max(0, ...ages.map((age) => age ?? 0)));
   }
   return figures;
