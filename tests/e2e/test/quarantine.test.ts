@@ -206,6 +206,30 @@ describe('the out-of-order guard', { timeout: 90_000 }, () => {
 });
 
 describe('discard', { timeout: 90_000 }, () => {
+  it('a repeat after the discard is answered with what is true now: 200, discarded, not quarantined', async () => {
+    const event = driftedQuote(`repeat-discard-${Date.now()}`);
+    const ack = await keep('quote', event);
+    // Before: the repeat is told it is quarantined, as the first delivery was.
+    expect(await deliver('quote', event)).toMatchObject({
+      status: 202,
+      ack: { webhook_id: ack.webhook_id, quarantined: true },
+    });
+    const discarded = await postTo('running', `/api/quarantine/${ack.webhook_id}/discard`, {
+      reason: 'a test of repeats',
+    });
+    expect(discarded.status).toBe(200);
+    expect(await deliver('quote', event)).toEqual({
+      status: 200,
+      ack: {
+        received: true,
+        processed_at: ack.processed_at,
+        webhook_id: ack.webhook_id,
+        actions_triggered: [],
+        discarded: true,
+      },
+    });
+  });
+
   it('needs a reason; ends the webhook without running it; is audited with the reason; the ledger counts it and balances', async () => {
     const from = new Date(Date.now() - 60_000).toISOString();
     const ack = await keep('quote', driftedQuote(`discard-${Date.now()}`));

@@ -19,6 +19,8 @@ export const acknowledgementSchema = z.object({
   webhook_id: z.string().regex(/^wh_[A-Za-z0-9_-]{20,}$/),
   actions_triggered: z.array(z.enum(ACTION_NAMES)),
   quarantined: z.literal(true).optional(),
+  /** A repeat of a quarantined event an operator has discarded since (this project's addition). */
+  discarded: z.literal(true).optional(),
   problems: z.array(problemSchema).optional(),
 });
 export type Acknowledgement = z.infer<typeof acknowledgementSchema>;

@@ -48,13 +48,15 @@ export async function firstAck(
   if (kept) {
     // A quarantined event's problems are the repeat's own: the same bytes fail the same checks.
     const { problems, ...rest } = repeat;
-    return ackOf({
+    const ack = ackOf({
       ...rest,
       webhook_id: firstId,
       received_at: kept.received_at,
       actions: kept.actions as ActionName[],
       ...(kept.quarantined ? { problems: problems ?? [] } : {}),
     });
+    // Discarded since: what is true now, not what the first answer said.
+    return kept.discarded ? { ...ack, discarded: true } : ack;
   }
   // Without it (deleted by hand within the window) the event was still delivered: answer with
   // its id rather than run it again.

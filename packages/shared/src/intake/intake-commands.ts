@@ -131,7 +131,8 @@ export function addQuarantineEnd(
     job.webhook_id,
     mode,
     intake.dedup.field,
-    encodeAck({ ...ordinary, quarantined: false }),
+    // What a repeat is answered from now on: the actions it set off, or that it was discarded.
+    encodeAck({ ...ordinary, quarantined: false, discarded: mode === 'discard' }),
     intake.eventTimeMs ?? '',
     intake.latestKeepMs,
     intake.storedNewestMs ?? '',

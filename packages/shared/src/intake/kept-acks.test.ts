@@ -25,6 +25,14 @@ describe('the kept first ack', () => {
     });
     expect(decodeAck(encodeAck(ack))).toEqual(ack);
   });
+
+  it('says when a quarantined event was discarded since, apart from one still quarantined', () => {
+    const ack = { webhook_id: 'wh_1', received_at: '2026-11-26T10:42:01.007Z', actions: [] };
+    expect(decodeAck(encodeAck({ ...ack, discarded: true }))).toEqual({ ...ack, discarded: true });
+    expect(encodeAck({ ...ack, discarded: true })).not.toBe(
+      encodeAck({ ...ack, quarantined: true }),
+    );
+  });
 });
 
 describe("an event's place for the deduplication window", () => {

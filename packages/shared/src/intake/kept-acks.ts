@@ -64,25 +64,32 @@ export interface KeptAck {
   received_at: string;
   actions: string[];
   quarantined?: boolean;
+  /** A quarantined event an operator discarded: a repeat is told so. */
+  discarded?: boolean;
 }
 
 /** The actions of a quarantined event's kept ack. */
 const QUARANTINED = '!';
+/** The actions of a discarded one's. */
+const DISCARDED = '-';
+
+const keptActions = (ack: KeptAck) =>
+  ack.quarantined ? QUARANTINED : ack.discarded ? DISCARDED : ack.actions.join(',');
 
 export const encodeAck = (ack: KeptAck): string =>
-  `${ack.webhook_id} ${Date.parse(ack.received_at).toString(36)} ${ack.quarantined ? QUARANTINED : ack.actions.join(',')}`;
+  `${ack.webhook_id} ${Date.parse(ack.received_at).toString(36)} ${keptActions(ack)}`;
 
 /** The ack `encodeAck` kept (read from the right: an id may hold a space); null if none reads. */
 export function decodeAck(value: string): KeptAck | null {
   const match = /^(.+) ([0-9a-z]+) ([^ ]*)$/.exec(value);
   if (!match) return null;
   const [, webhookId = '', time = '', actions = ''] = match;
-  if (actions === QUARANTINED) {
+  if (actions === QUARANTINED || actions === DISCARDED) {
     return {
       webhook_id: webhookId,
       received_at: new Date(parseInt(time, 36)).toISOString(),
       actions: [],
-      quarantined: true,
+      ...(actions === QUARANTINED ? { quarantined: true } : { discarded: true }),
     };
   }
   return {

@@ -10,10 +10,11 @@
   Redis no longer holds (kept past its time) is written whole again: the record store said it is
   quarantined.
 
-  A release, like an intake: the kept ack of the event becomes an ordinary one (a repeat is then
-  answered with the actions), and the event is judged against its entity's newest event time, the
-  later of Redis's and the record store's (ARGV[9]): an entity's newer event makes it stale, and
-  that time is written for the worker's own check; a newer event itself moves it.
+  The kept ack of the event changes with it (ARGV[6]): a release makes it an ordinary one (a
+  repeat is then answered with the actions), a discard says so (a repeat is told it was
+  discarded). A release, like an intake, also judges the event against its entity's newest event
+  time, the later of Redis's and the record store's (ARGV[9]): an entity's newer event makes it
+  stale, and that time is written for the worker's own check; a newer event itself moves it.
 
     Input (the number of keys comes first in each call):
       KEYS[1] the webhook's outcome record (a hash)
@@ -28,7 +29,7 @@
       ARGV[3] the webhook id
       ARGV[4] `release` or `discard`
       ARGV[5] the event's field in KEYS[3]
-      ARGV[6] its kept ack once released (`<webhook id> <ms in base 36> <actions>`)
+      ARGV[6] its kept ack once ended (`<webhook id> <ms in base 36> <actions>`, `-` discarded)
       ARGV[7] the event's time in ms ('' for none)
       ARGV[8] milliseconds to keep the entity's newest time, and the mark KEYS[5]
       ARGV[9] the entity's newest event time the record store knows (ms; '' for none)
@@ -49,10 +50,11 @@ end
 redis.call('SET', KEYS[5], ARGV[4], 'PX', ARGV[8])
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], unpack(ARGV, 10))
+-- The kept ack says what a repeat is answered from now on: the release's actions, or the discard.
+local kept = redis.call('HGET', KEYS[3], ARGV[5])
+local mine = ARGV[3] .. ' '
+if kept and string.sub(kept, 1, #mine) == mine then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
 if ARGV[4] == 'release' then
-  local kept = redis.call('HGET', KEYS[3], ARGV[5])
-  local mine = ARGV[3] .. ' '
-  if kept and string.sub(kept, 1, #mine) == mine then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
   if ARGV[7] ~= '' then
     local time = tonumber(ARGV[7])
     local newest = math.max(tonumber(redis.call('GET', KEYS[4]) or '-1'), tonumber(ARGV[9]) or -1)
