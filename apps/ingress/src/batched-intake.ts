@@ -27,14 +27,22 @@ export class BatchedIntake {
   private flushScheduled = false;
 
   constructor(
-    private readonly intake: Pick<PartitionedIntake, 'newWebhookId' | 'prepare' | 'takeIn'>,
+    private readonly intake: Pick<
+      PartitionedIntake,
+      'mapped' | 'ready' | 'newWebhookId' | 'prepare' | 'takeIn'
+    >,
     /** The most webhooks sent to Redis in one transaction. */
     private readonly maxBatch = 256,
   ) {}
 
   /** Enqueues the webhook, or answers a repeat with its first ack (a producer span, tracing on). */
   accept(incoming: IncomingWebhook, now = new Date()): Promise<IntakeResult> {
-    return inProducerSpan('enqueue actions', () => this.enqueue(incoming, now));
+    return inProducerSpan('enqueue actions', () =>
+      // Its id names its entity's partition: the map is keyed once the partition count is claimed.
+      this.intake.mapped
+        ? this.enqueue(incoming, now)
+        : this.intake.ready().then(() => this.enqueue(incoming, now)),
+    );
   }
 
   private enqueue(incoming: IncomingWebhook, now: Date): Promise<IntakeResult> {

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import request from 'supertest';
 import { DEFAULT_ACTIONS_CONFIG } from '@pw/shared/actions';
 import { PartitionedIntake } from '@pw/shared/intake';
-import { actionJobId, Partitions } from '@pw/shared/queue';
+import { actionJobId, claimPartitionCount, Partitions } from '@pw/shared/queue';
 import { DEFAULT_RULES } from '@pw/shared/rules';
 import { createLogger } from '@pw/shared/runtime';
 import type { Acknowledgement } from '@pw/shared/events';
@@ -77,6 +77,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...options.settings,
   };
   const partitions = new Partitions(prefix, options.partitions ?? 1);
+  // As the ingress's guard does before it takes anything in: the count stored, the map keyed.
+  await claimPartitionCount(inspect, partitions);
   const intake = new PartitionedIntake(
     redis,
     partitions,

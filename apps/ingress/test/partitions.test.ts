@@ -1,9 +1,11 @@
 // The ingress over queue partitions (docs/operations.md → Partitions): each webhook lands in its
 // entity's partition, whole, and a process refuses a partition count that does not match the work
 // Redis holds.
+import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { acknowledgementSchema } from '@pw/shared/events';
 import { actionJobId, keys, partitionCountKey, Partitions } from '@pw/shared/queue';
+import { recordStreamKey } from '@pw/shared/records';
 import {
   ChildRun,
   deleteKeys,
@@ -57,8 +59,35 @@ describe('the ingress over four partitions', () => {
     }
     // Every partition got some of them.
     expect(new Set(acks).size).toBe(4);
-    // Nothing per webhook was written outside the partitions.
-    expect(await keysOf(harness, `${harness.prefix}:*`)).toEqual([]);
+    // Nothing per webhook was written outside the partitions: beside them, only the stored count
+    // and the map's secret, written once.
+    expect((await keysOf(harness, `${harness.prefix}:*`)).sort()).toEqual([
+      partitionCountKey(harness.prefix),
+      keys.partitionMapKey(harness.prefix),
+    ]);
+  });
+
+  it('spreads entity ids a sender chose to collide: the map is keyed by a secret it cannot know', async () => {
+    harness = await startHarness({ partitions: 8 });
+    // Ids that all fall in partition 0 of the map a sender can compute: sha256 of the id, mod 8.
+    const aimed: string[] = [];
+    for (let i = 0; aimed.length < 80; i++) {
+      const digest = createHash('sha256').update(`Q-aim${i}`).digest();
+      if (digest.readUInt32BE(0) % 8 === 0) aimed.push(`aim${i}`);
+    }
+    const byPartition = new Array<number>(8).fill(0);
+    for (const id of aimed) {
+      const response = await postJson(
+        harness.app,
+        '/webhooks/quote-status',
+        signedEvent('quote', { id }),
+      );
+      const ack = acknowledgementSchema.parse(response.body);
+      byPartition[harness.partitions.ofWebhookId(ack.webhook_id)]! += 1;
+    }
+    // 80 over 8 partitions: 10 each on average; at random, none holds 30.
+    expect(byPartition.filter((count) => count > 0).length).toBeGreaterThanOrEqual(6);
+    expect(Math.max(...byPartition)).toBeLessThan(30);
   });
 
   it("answers a redelivery from its partition, and keeps an entity's order guard there", async () => {
@@ -81,22 +110,113 @@ describe('the ingress over four partitions', () => {
   });
 });
 
+const countPrefix = uniquePrefix();
+
+const ingress = async (count: number, port?: number) =>
+  ChildRun.tsx('apps/ingress/src/main.ts', {
+    REDIS_URL: testRedisUrl(),
+    QUEUE_PREFIX: countPrefix,
+    QUEUE_PARTITIONS: String(count),
+    INGRESS_PORT: String(port ?? (await freePort())),
+    WEBHOOK_SECRETS: TEST_SECRET,
+  });
+
+/** `npm run partitions -- …args`, to its end: its exit code and output. */
+const partitionsCommand = async (...args: string[]) => {
+  const run = ChildRun.start(['npm', 'run', '-s', 'partitions', '--', ...args], {
+    REDIS_URL: testRedisUrl(),
+    QUEUE_PREFIX: countPrefix,
+  });
+  return { code: await run.exited, output: run.output };
+};
+
+const post = (port: number) =>
+  fetch(`http://127.0.0.1:${port}/webhooks/quote-status`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(signedEvent('quote')),
+  });
+
 describe('the stored partition count', () => {
-  const prefix = uniquePrefix();
+  const prefix = countPrefix;
   afterEach(async () => {
     const redis = newTestRedis();
     await deleteKeys(redis, prefix);
     redis.disconnect();
   });
 
-  const ingress = async (count: number) =>
-    ChildRun.tsx('apps/ingress/src/main.ts', {
-      REDIS_URL: testRedisUrl(),
-      QUEUE_PREFIX: prefix,
-      QUEUE_PARTITIONS: String(count),
-      INGRESS_PORT: String(await freePort()),
-      WEBHOOK_SECRETS: TEST_SECRET,
+  it('is never taken over by a process started with another count, however idle', async () => {
+    const port = await freePort();
+    const running = await ingress(4, port);
+    await running.printed('ingress listening');
+    const other = await ingress(12);
+    expect(await other.exited).toBe(1);
+    expect(other.output).toContain(
+      'QUEUE_PARTITIONS is 12 but the partition count stored in Redis is 4: keep QUEUE_PARTITIONS=4, or change the count with `npm run partitions -- 12`',
+    );
+    const redis = newTestRedis();
+    // What the running ingress reads every 5 s: unchanged, so it runs on.
+    expect(await redis.get(partitionCountKey(prefix))).toBe('4');
+    expect((await post(port)).status).toBe(200);
+    redis.disconnect();
+    expect(await running.stop('SIGTERM')).toBe(0);
+  });
+});
+
+describe('the partitions command', () => {
+  const prefix = countPrefix;
+  afterEach(async () => {
+    const redis = newTestRedis();
+    await deleteKeys(redis, prefix);
+    redis.disconnect();
+  });
+
+  it('changes the count once drained, which stops the processes on the old count', async () => {
+    const port = await freePort();
+    const running = await ingress(4, port);
+    await running.printed('ingress listening');
+    expect((await post(port)).status).toBe(200);
+    const before = await partitionsCommand();
+    expect(before.code).toBe(0);
+    expect(before.output).toContain(
+      'the partition count stored in Redis is 4 (QUEUE_PARTITIONS here: 1); waiting under it: 2 action jobs, 1 unrecorded changes',
+    );
+    const refused = await partitionsCommand('12');
+    expect(refused.code).toBe(1);
+    expect(refused.output).toContain(
+      'the partition count stays 4, not 12: Redis holds work stored under it (2 action jobs, 1 unrecorded changes); drain it first',
+    );
+    // Drained: what the workers and the recorder would have taken.
+    const redis = newTestRedis();
+    for (const partition of new Partitions(prefix, 4).prefixes) await deleteKeys(redis, partition);
+    const changed = await partitionsCommand('12');
+    expect(changed).toEqual({
+      code: 0,
+      output: expect.stringContaining(
+        'the partition count stored in Redis is now 12 (was 4): processes still running with 4 stop within 5 s',
+      ) as string,
     });
+    expect(await running.exited).toBe(1);
+    expect(running.output).toContain(
+      'QUEUE_PARTITIONS is 4 but the partition count stored in Redis changed to 12 while this process ran',
+    );
+    const audit = await redis.xrange(
+      recordStreamKey(new Partitions(prefix, 12).prefix(0)),
+      '-',
+      '+',
+    );
+    expect(audit.map(([, fields]) => JSON.parse(fields[3]!) as unknown)).toEqual([
+      expect.objectContaining({
+        action: 'partition_count',
+        target: 'QUEUE_PARTITIONS',
+        details: { from: 4, to: 12 },
+      }),
+    ]);
+    redis.disconnect();
+    const next = await ingress(12);
+    await next.printed('ingress listening');
+    expect(await next.stop('SIGTERM')).toBe(0);
+  });
 
   it('stops an ingress whose count differs from the one work is stored under, in one line', async () => {
     const redis = newTestRedis();

@@ -2,11 +2,12 @@ import type { Redis } from 'ioredis';
 import { DEFAULT_ACTIONS_CONFIG } from '@pw/shared/actions';
 import { TokenManager } from '@pw/shared/auth';
 import { OutcomeStore } from '@pw/shared/outcomes';
-import { Partitions } from '@pw/shared/queue';
+import { claimPartitionCount, Partitions } from '@pw/shared/queue';
 import { createLogger, createRedis, duplicateRedis } from '@pw/shared/runtime';
 import type { ActionsConfig } from '@pw/shared/actions';
 import type { IntakeResult } from '@pw/shared/intake';
 import type { WebhookOutcome } from '@pw/shared/outcomes';
+import type { RedisClient } from '@pw/shared/runtime';
 import type { BackoffPolicy, AcceptedWebhook } from '@pw/shared/queue';
 import { startSandbox } from '@pw/sandbox';
 import { deleteKeys, startIntake, testRedisUrl, uniquePrefix } from '@pw/test-utils';
@@ -122,6 +123,13 @@ const sandboxOf = async (options: WorkerHarnessOptions): Promise<Sandbox> =>
   options.sandbox ??
   (await startSandbox({ idpPort: 0, apiPort: 0, accessTokenTtlSeconds: options.tokenTtlSeconds }));
 
+/** As a deployment's first process does: the count stored, the entity map keyed (`enqueue`). */
+async function claimedPartitions(client: RedisClient, prefix: string, count: number) {
+  const partitions = new Partitions(prefix, count);
+  await claimPartitionCount(client, partitions);
+  return partitions;
+}
+
 export async function startWorkerHarness(
   options: WorkerHarnessOptions = {},
 ): Promise<WorkerHarness> {
@@ -139,7 +147,7 @@ export async function startWorkerHarness(
     retryDelayMs: 50,
     onRequest: (outcome) => metrics.tokenRequests.inc({ outcome }),
   });
-  const partitions = new Partitions(prefix, options.partitions ?? 1);
+  const partitions = await claimedPartitions(client, prefix, options.partitions ?? 1);
   const outcomes = partitions.prefixes.map(
     (queuePrefix) => new OutcomeStore(client, { queuePrefix, recordTtlSeconds: 3600 }),
   );

@@ -26,7 +26,7 @@ export const FAILURE_CODES = {
   unclean_shutdown: 'an ingress process did not stop cleanly',
   metrics_unavailable: "the ingress's primary process gave no metrics",
   partition_count_changed:
-    'Redis holds work stored under another QUEUE_PARTITIONS; the process does not start until it is drained',
+    'QUEUE_PARTITIONS is not the partition count stored in Redis (or the partitions command found work under it); only `npm run partitions` changes the count',
 } as const satisfies Record<string, string>;
 
 /** A code of the table. */

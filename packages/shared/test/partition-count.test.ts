@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  changePartitionCount,
   claimPartitionCount,
   PARTITION_COUNT_CHANGED,
   partitionCountKey,
@@ -7,6 +8,7 @@ import {
 } from '../src/queue/partition-count.js';
 import type { PartitionCountError } from '../src/queue/partition-count.js';
 import { Partitions } from '../src/queue/partitions.js';
+import { keys } from '../src/queue/redis-keys.js';
 import { recordStreamKey } from '../src/records/record-changes.js';
 import { useScriptRedis } from './script-redis.js';
 
@@ -22,11 +24,18 @@ const failure = async (run: Promise<unknown>) => {
 describe('the stored partition count', () => {
   const context = useScriptRedis();
 
-  it('is claimed by the first process, and a process with the same count starts', async () => {
+  it('is claimed by the first process, with a secret that keys keys the entity map of every process alike', async () => {
     const { redis, prefix } = context;
-    expect(await claimPartitionCount(redis, new Partitions(prefix, 4))).toBe(1);
+    const first = new Partitions(prefix, 4);
+    expect(await claimPartitionCount(redis, first)).toBe(1);
     expect(await redis.get(partitionCountKey(prefix))).toBe('4');
-    expect(await claimPartitionCount(redis, new Partitions(prefix, 4))).toBe(4);
+    const secret = await redis.get(keys.partitionMapKey(prefix));
+    expect(secret).toMatch(/^[\w-]{43}$/);
+    const second = new Partitions(prefix, 4);
+    expect(await claimPartitionCount(redis, second)).toBe(4);
+    expect(await redis.get(keys.partitionMapKey(prefix))).toBe(secret);
+    const ids = Array.from({ length: 100 }, (_, i) => `Q-${i}`);
+    expect(ids.map((id) => second.ofEntity(id))).toEqual(ids.map((id) => first.ofEntity(id)));
   });
 
   it('refuses another count while work waits under the stored one, naming both and the steps', async () => {
@@ -41,22 +50,45 @@ describe('the stored partition count', () => {
       'QUEUE_PARTITIONS is 12 but Redis holds work stored under 4 partitions',
     );
     expect(error.message).toContain('1 action jobs; 1 dead letters');
+    expect(error.message).toContain(
+      'or drain it and change the count with `npm run partitions -- 12`',
+    );
     expect(error.message).toContain('docs/operations.md#changing-the-partition-count');
     expect(error.message).not.toContain('\n');
     expect(await redis.get(partitionCountKey(prefix))).toBe('4');
   });
 
-  it('takes over once the old partitions are drained', async () => {
+  it('refuses another count with no work left too: only the partitions command changes it', async () => {
+    const { redis, prefix } = context;
+    await claimPartitionCount(redis, new Partitions(prefix, 4));
+    const error = await failure(claimPartitionCount(redis, new Partitions(prefix, 2)));
+    expect(error.code).toBe(PARTITION_COUNT_CHANGED);
+    expect(error.message).toBe(
+      'QUEUE_PARTITIONS is 2 but the partition count stored in Redis is 4: keep QUEUE_PARTITIONS=4, or change the count with `npm run partitions -- 2` (docs/operations.md#changing-the-partition-count)',
+    );
+    expect(await redis.get(partitionCountKey(prefix))).toBe('4');
+  });
+});
+
+describe('the partitions command and the running guard', () => {
+  const context = useScriptRedis();
+
+  it('is changed by the partitions command once nothing waits under it, the secret kept', async () => {
     const { redis, prefix } = context;
     const four = new Partitions(prefix, 4);
     await claimPartitionCount(redis, four);
+    const secret = await redis.get(keys.partitionMapKey(prefix));
     await redis.xadd(recordStreamKey(four.prefix(1)), '*', 'k', 'webhook');
-    expect(
-      (await failure(claimPartitionCount(redis, new Partitions(prefix, 2)))).message,
-    ).toContain('1 unrecorded changes');
+    const error = await failure(changePartitionCount(redis, prefix, 2));
+    expect(error.message).toBe(
+      'the partition count stays 4, not 2: Redis holds work stored under it (1 unrecorded changes); drain it first (docs/operations.md#changing-the-partition-count)',
+    );
+    expect(await redis.get(partitionCountKey(prefix))).toBe('4');
     await redis.del(recordStreamKey(four.prefix(1)));
-    expect(await claimPartitionCount(redis, new Partitions(prefix, 2))).toBe(4);
+    expect(await changePartitionCount(redis, prefix, 2)).toBe(4);
     expect(await redis.get(partitionCountKey(prefix))).toBe('2');
+    expect(await redis.get(keys.partitionMapKey(prefix))).toBe(secret);
+    expect(await claimPartitionCount(redis, new Partitions(prefix, 2))).toBe(2);
   });
 
   it('counts a Redis that has none stored as one partition: the layout before partitions', async () => {
@@ -79,7 +111,7 @@ describe('the stored partition count', () => {
       const error = await refused;
       expect(error.code).toBe(PARTITION_COUNT_CHANGED);
       expect(error.message).toContain(
-        'QUEUE_PARTITIONS is 4 but Redis holds work stored under 12 partitions (another process stored its count while this one ran)',
+        'QUEUE_PARTITIONS is 4 but the partition count stored in Redis changed to 12 while this process ran: start it again with QUEUE_PARTITIONS=12',
       );
     } finally {
       guard?.close();

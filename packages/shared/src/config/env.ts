@@ -156,7 +156,7 @@ export const commonEnv = {
     }),
   QUEUE_PARTITIONS: envInt(1, { min: 1, max: MAX_QUEUE_PARTITIONS }).meta({
     description:
-      'how many partitions the queues, streams and per-webhook state are split into, each under a hash tag of its own; it cannot change while work is in Redis (docs/operations.md → Partitions)',
+      'how many partitions the queues, streams and per-webhook state are split into, each under a hash tag of its own; the first process stores it, and a process with another count refuses to start: only `npm run partitions -- N` changes it (docs/operations.md → Changing the partition count)',
   }),
   SHUTDOWN_GRACE_MS: envInt(10_000).meta({
     description: 'how long shutdown waits for requests and jobs in flight (milliseconds)',

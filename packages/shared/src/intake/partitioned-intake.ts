@@ -56,8 +56,31 @@ export class PartitionedIntake {
   }
 
   /**
+   * True once `newWebhookId` can place a webhook: the partition count claimed, and with it the key
+   * of the entity map (always, with one partition). Until then, `ready()`.
+   */
+  get mapped(): boolean {
+    return this.partitions.mapped;
+  }
+
+  /**
+   * Resolves once the partition count is claimed (at once with no guard); rejects as the intake
+   * does while Redis cannot be asked (`intake_unavailable`).
+   */
+  async ready(): Promise<void> {
+    if (!this.guard) return;
+    try {
+      // Once the connection is up, as BullMQ's own commands wait for it.
+      await this.queues[0]!.backend.client;
+      await this.guard.ready();
+    } catch (error) {
+      throw intakeUnavailable(error);
+    }
+  }
+
+  /**
    * A new webhook's id, in the partition of `entityKey`: its entity id, or, for an event that has
-   * none, its canonical JSON (what its deduplication is keyed on).
+   * none, its canonical JSON (what its deduplication is keyed on). Only once `mapped`.
    */
   newWebhookId(entityKey: string): string {
     return this.partitions.newWebhookId(this.partitions.ofEntity(entityKey));
@@ -85,14 +108,7 @@ export class PartitionedIntake {
     mode: 'release' | 'discard',
     storedNewestMs?: number,
   ): Promise<boolean> {
-    if (this.guard) {
-      try {
-        await this.queues[0]!.backend.client;
-        await this.guard.ready();
-      } catch (error) {
-        throw intakeUnavailable(error);
-      }
-    }
+    await this.ready();
     const intake = this.intakes[this.partitions.ofWebhookId(webhook.webhook_id)]!;
     return intake.endQuarantine(webhook, mode, storedNewestMs);
   }
@@ -103,15 +119,11 @@ export class PartitionedIntake {
    * rejects.
    */
   async takeIn(batch: readonly IntakeEntry[]): Promise<void> {
-    if (this.guard) {
-      try {
-        // Once the connection is up, as BullMQ's own commands wait for it.
-        await this.queues[0]!.backend.client;
-        await this.guard.ready();
-      } catch (error) {
-        for (const entry of batch) entry.reject(intakeUnavailable(error));
-        return;
-      }
+    try {
+      await this.ready();
+    } catch (error) {
+      for (const entry of batch) entry.reject(error);
+      return;
     }
     if (this.intakes.length === 1) return this.takeInto(0, [...batch]);
     const byPartition = new Map<number, IntakeEntry[]>();

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { PwError } from '../errors.js';
 import type { FailureCode } from '../errors.js';
 import { luaCommand } from '../lua/lua-script.js';
@@ -17,30 +18,72 @@ export const partitionCountKey = (queuePrefix: string): string => keys.partition
 /** The docs' steps to change the partition count. */
 export const PARTITION_DRAIN_DOCS = 'docs/operations.md#changing-the-partition-count';
 
-/** Redis holds work under another partition count than this process's: it must not start. */
+/** The command that changes the partition count (docs/operations.md). */
+export const partitionsCommand = (count: number): string => `npm run partitions -- ${count}`;
+
+/**
+ * This process's partition count is not the one stored in Redis, or the partitions command cannot
+ * change it yet: one line naming both counts and what to do.
+ */
 export class PartitionCountError extends PwError<typeof PARTITION_COUNT_CHANGED> {
   override name = 'PartitionCountError';
 
-  constructor(
+  private constructor(
     readonly stored: number,
     readonly configured: number,
-    readonly work: string,
+    message: string,
   ) {
-    super(
-      PARTITION_COUNT_CHANGED,
-      `QUEUE_PARTITIONS is ${configured} but Redis holds work stored under ${stored} partition${stored === 1 ? '' : 's'} (${work}): keep QUEUE_PARTITIONS=${stored}, or stop the ingress, let the workers and the recorder drain every partition, replay or discard the dead letters, then start with ${configured} (${PARTITION_DRAIN_DOCS})`,
+    super(PARTITION_COUNT_CHANGED, message);
+  }
+
+  /** A process started with `configured` finds `stored` in Redis, and `work` under it (or none). */
+  static atStart(stored: number, configured: number, work: string): PartitionCountError {
+    const found = work
+      ? `Redis holds work stored under ${plural(stored)} (${work})`
+      : `the partition count stored in Redis is ${stored}`;
+    const change = `${work ? 'or drain it and change' : 'or change'} the count with \`${partitionsCommand(configured)}\``;
+    return new PartitionCountError(
+      stored,
+      configured,
+      `QUEUE_PARTITIONS is ${configured} but ${found}: keep QUEUE_PARTITIONS=${stored}, ${change} (${PARTITION_DRAIN_DOCS})`,
+    );
+  }
+
+  /** The partitions command changed the count to `stored` while this process ran. */
+  static whileRunning(stored: number, configured: number): PartitionCountError {
+    return new PartitionCountError(
+      stored,
+      configured,
+      `QUEUE_PARTITIONS is ${configured} but the partition count stored in Redis changed to ${stored} while this process ran: start it again with QUEUE_PARTITIONS=${stored} (${PARTITION_DRAIN_DOCS})`,
+    );
+  }
+
+  /** The partitions command cannot change `stored` to `wanted`: `reason`. */
+  static notChanged(stored: number, wanted: number, reason: string): PartitionCountError {
+    return new PartitionCountError(
+      stored,
+      wanted,
+      `the partition count stays ${stored}, not ${wanted}: ${reason} (${PARTITION_DRAIN_DOCS})`,
     );
   }
 }
 
+const plural = (count: number) => `${count} partition${count === 1 ? '' : 's'}`;
+
 const PARTITION_COUNT = luaCommand({
   name: 'pwPartitionCount',
-  file: 'partition-count-1.lua',
+  file: 'partition-count-2.lua',
   sources: [SHARED_LUA],
 });
 
 interface CountCommands {
-  pwPartitionCount(key: string, count: number, expected: string): Promise<string>;
+  pwPartitionCount(
+    countKey: string,
+    mapKey: string,
+    count: number,
+    expected: string,
+    secret: string,
+  ): Promise<[string, string?]>;
 }
 
 /**
@@ -68,41 +111,96 @@ async function workIn(redis: RedisClient, prefix: string): Promise<string> {
 }
 
 /**
- * Checks, at start, that Redis holds no work stored under another partition count than
- * `partitions.count` (none stored: one partition, the layout before partitions existed), and
- * stores this count. A different count with no work left under it is replaced; with work left, a
- * `PartitionCountError` says both counts and how to drain. Returns the count found stored.
+ * What waits under `count` partitions of `shared` (action jobs, dead letters, unrecorded changes),
+ * every partition's in one string; empty when nothing does.
+ */
+export async function partitionWork(
+  redis: RedisClient,
+  shared: string,
+  count: number,
+): Promise<string> {
+  const layout = new Partitions(shared, count);
+  const work = await Promise.all(layout.prefixes.map((prefix) => workIn(redis, prefix)));
+  return work.filter(Boolean).join('; ');
+}
+
+/** The stored count as it is (null: none), and as it counts (none: one partition). */
+export async function storedCount(redis: RedisClient, shared: string) {
+  const found = await redis.get(partitionCountKey(shared));
+  return { found, stored: found === null ? 1 : Number(found) };
+}
+
+/** Stores `count` where `expected` ('' for nothing) is stored: the count after, and the secret. */
+function storeCount(redis: RedisClient, shared: string, count: number, expected: string) {
+  return withCommand<CountCommands>(redis, PARTITION_COUNT).pwPartitionCount(
+    partitionCountKey(shared),
+    keys.partitionMapKey(shared),
+    count,
+    expected,
+    randomBytes(32).toString('base64url'),
+  );
+}
+
+/**
+ * Checks, at start, that the partition count stored in Redis is `partitions.count`, and keys the
+ * entity-to-partition map with the secret kept beside it. A Redis with none stored is claimed
+ * (the first process of a system stores its count and makes the secret), unless it holds work in
+ * the layout of one partition (a system from before partitions) and the count is another. Any
+ * other count is refused with a `PartitionCountError`: only the partitions command changes it
+ * (`changePartitionCount`). Returns the count found stored (none: 1).
  */
 export async function claimPartitionCount(
   redis: RedisClient,
   partitions: Partitions,
 ): Promise<number> {
-  const client = withCommand<CountCommands>(redis, PARTITION_COUNT);
-  const key = partitionCountKey(partitions.shared);
-  const found = await redis.get(key);
-  const stored = found === null ? 1 : Number(found);
+  const { found, stored } = await storedCount(redis, partitions.shared);
   if (stored !== partitions.count) {
-    const before = new Partitions(partitions.shared, stored);
-    const work = (await Promise.all(before.prefixes.map((prefix) => workIn(redis, prefix))))
-      .filter(Boolean)
-      .join('; ');
-    if (work) throw new PartitionCountError(stored, partitions.count, work);
+    const work = await partitionWork(redis, partitions.shared, stored);
+    if (work || found !== null) throw PartitionCountError.atStart(stored, partitions.count, work);
   }
-  const now = await client.pwPartitionCount(key, partitions.count, found ?? '');
-  if (Number(now) !== partitions.count) {
-    // Another process took an empty Redis over with its count between our read and our write.
-    throw new PartitionCountError(Number(now), partitions.count, 'another process claimed it');
+  const [now, secret] = await storeCount(redis, partitions.shared, partitions.count, '');
+  // Another process claimed an empty Redis with its count between our read and our write.
+  if (secret === undefined) throw PartitionCountError.atStart(Number(now), partitions.count, '');
+  partitions.keyMap(secret);
+  return stored;
+}
+
+/**
+ * The partitions command: changes the stored count to `count` once no work waits under the stored
+ * one (the map's secret stays). Processes running with the old count stop within their guard's
+ * `watchMs`. Returns the count it replaced; a `PartitionCountError` when work waits, or when
+ * another change came first.
+ */
+export async function changePartitionCount(
+  redis: RedisClient,
+  shared: string,
+  count: number,
+): Promise<number> {
+  const { found, stored } = await storedCount(redis, shared);
+  if (stored !== count) {
+    const work = await partitionWork(redis, shared, stored);
+    if (work) {
+      throw PartitionCountError.notChanged(
+        stored,
+        count,
+        `Redis holds work stored under it (${work}); drain it first`,
+      );
+    }
+  }
+  const [now] = await storeCount(redis, shared, count, found ?? '');
+  if (Number(now) !== count) {
+    throw PartitionCountError.notChanged(Number(now), count, 'another change came first');
   }
   return stored;
 }
 
 /**
  * `claimPartitionCount` once per process, before its first use of the partitions: `ready()`
- * resolves once the count is claimed, and rejects while Redis cannot be asked (it is asked again
- * at the next call). A refusal is final: `onRefused` hears it (a process logs it and exits). Once
- * claimed, the stored count is read again every `watchMs`: a process started with another count
- * once the Redis was drained (a deployment changing the count without stopping this one first)
- * stops this one too, so that two counts never take webhooks in side by side.
+ * resolves once the count is claimed (and the entity map keyed), and rejects while Redis cannot be
+ * asked (it is asked again at the next call). A refusal is final: `onRefused` hears it (a process
+ * logs it and exits). Once claimed, the stored count is read again every `watchMs`: when the
+ * partitions command has changed it, this process stops, so that two counts never take webhooks
+ * in side by side.
  */
 export class PartitionCountGuard {
   private claimed: Promise<void> | undefined;
@@ -139,13 +237,7 @@ export class PartitionCountGuard {
         (stored) => {
           if (stored === null || Number(stored) === this.partitions.count) return;
           this.close();
-          this.onRefused(
-            new PartitionCountError(
-              Number(stored),
-              this.partitions.count,
-              'another process stored its count while this one ran',
-            ),
-          );
+          this.onRefused(PartitionCountError.whileRunning(Number(stored), this.partitions.count));
         },
         // Redis away: read again at the next turn.
         () => undefined,

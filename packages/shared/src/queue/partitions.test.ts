@@ -3,6 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { acknowledgementSchema } from '../events/acknowledgement.js';
 import { CLUSTER_SLOTS, newWebhookId, Partitions } from './partitions.js';
 
+const keyed = (partitions: Partitions, secret: string) => {
+  partitions.keyMap(Buffer.from(secret).toString('base64url'));
+  return partitions;
+};
+
 const ackWith = (webhookId: string) => ({
   received: true,
   processed_at: new Date().toISOString(),
@@ -59,11 +64,28 @@ describe('Partitions', () => {
   });
 
   it('gives one entity the same partition every time, and spreads entities over all of them', () => {
-    const partitions = new Partitions('pw', 12);
-    expect(partitions.ofEntity('Q-42')).toBe(new Partitions('pw', 12).ofEntity('Q-42'));
+    const partitions = keyed(new Partitions('pw', 12), 'a-secret');
+    expect(partitions.ofEntity('Q-42')).toBe(
+      keyed(new Partitions('pw', 12), 'a-secret').ofEntity('Q-42'),
+    );
     const counts = new Array<number>(12).fill(0);
     for (let i = 0; i < 12_000; i++) counts[partitions.ofEntity(`Q-${i}`)]! += 1;
     for (const count of counts) expect(count).toBeGreaterThan(800);
+  });
+
+  it('maps entities by its secret: ids that collide under one secret spread under another', () => {
+    const partitions = new Partitions('pw', 64);
+    expect(partitions.mapped).toBe(false);
+    expect(() => partitions.ofEntity('Q-1')).toThrow(/keyed once the partition count is claimed/);
+    const known = keyed(new Partitions('pw', 64), 'the-secret-a-sender-learnt');
+    const aimed = Array.from({ length: 20_000 }, (_, i) => `Q-${i}`).filter(
+      (id) => known.ofEntity(id) === 0,
+    );
+    expect(aimed.length).toBeGreaterThan(200);
+    keyed(partitions, 'the-secret-kept-in-redis');
+    expect(partitions.mapped).toBe(true);
+    const spread = new Set(aimed.map((id) => partitions.ofEntity(id)));
+    expect(spread.size).toBeGreaterThan(48);
   });
 
   it('reads WORKER_PARTITIONS as partitions and ranges, and names what is wrong in one line', () => {

@@ -1,6 +1,7 @@
 // eslint-disable-next-line @typescript-eslint/triple-slash-reference -- cluster-key-slot ships no types: its declaration must come with this file to every package that compiles it
 /// <reference path="../types/cluster-key-slot.d.ts" />
-import { createHash, randomBytes } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import calculateSlot from 'cluster-key-slot';
 
 /** Redis Cluster's number of hash slots. */
@@ -41,6 +42,7 @@ export function partitionTag(queuePrefix: string, index: number, count: number):
  */
 export class Partitions {
   readonly prefixes: readonly string[];
+  private mapKey: KeyObject | undefined;
 
   constructor(
     /** `QUEUE_PREFIX`. */
@@ -68,10 +70,28 @@ export class Partitions {
     return prefix;
   }
 
-  /** The partition of an entity id (the dedup identity when the event has none): stable. */
+  /**
+   * Keys the entity-to-partition map with the secret Redis keeps beside the partition count
+   * (`claimPartitionCount` does it), so that a sender cannot choose ids that collide.
+   */
+  keyMap(secret: string): void {
+    this.mapKey = createSecretKey(Buffer.from(secret, 'base64url'));
+  }
+
+  /** True once `ofEntity` can answer: the map is keyed, or there is one partition. */
+  get mapped(): boolean {
+    return this.count === 1 || this.mapKey !== undefined;
+  }
+
+  /**
+   * The partition of an entity id (the dedup identity when the event has none): stable, and
+   * keyed by a secret (`keyMap`), so ids chosen to collide spread like any others.
+   */
   ofEntity(key: string): number {
     if (this.count === 1) return 0;
-    return createHash('sha256').update(key).digest().readUInt32BE(0) % this.count;
+    if (!this.mapKey)
+      throw new Error('the partition map is keyed once the partition count is claimed');
+    return createHmac('sha256', this.mapKey).update(key).digest().readUInt32BE(0) % this.count;
   }
 
   /** The partition a webhook id was made for (`newWebhookId`); 0 with one partition. */

@@ -73,6 +73,8 @@ export const keys = {
 
   /** Where the partition count in use is stored. */
   partitionCount: (prefix: string) => `${prefix}:partitions`,
+  /** The secret that keys the entity-to-partition map, kept beside the partition count. */
+  partitionMapKey: (prefix: string) => `${prefix}:partitions:map-key`,
   /**
    * The changes the recorder could not write, kept for an operator
    * (packages/records/src/stream/rejected-changes.ts).
