@@ -10,7 +10,8 @@ import { webhookIdParam } from './webhook-id.js';
 
 export interface QuarantineApiDeps {
   /** Absent without a record store: the routes answer 503 `store_unavailable`. */
-  quarantine?: Pick<Quarantine, 'release' | 'discard' | 'preview' | 'releaseAll'> | undefined;
+  quarantine?:
+    Pick<Quarantine, 'event' | 'release' | 'discard' | 'preview' | 'releaseAll'> | undefined;
   audit: Pick<AuditLog, 'record'>;
 }
 
@@ -42,9 +43,9 @@ type Audit = QuarantineApiDeps['audit'];
 const userOf = (res: express.Response) => String(res.locals.user);
 
 /**
- * The quarantine's changes, mounted at `/api/quarantine` beside its list (records-api.ts): release
- * one, release many (`dry_run` first), discard one with a reason. Each release and discard is
- * audited.
+ * The quarantine's routes, mounted at `/api/quarantine` beside its list (records-api.ts): one
+ * webhook's kept event, release one, release many (`dry_run` first), discard one with a reason.
+ * Each release and discard is audited.
  */
 export function quarantineApi(deps: QuarantineApiDeps): express.Router {
   const api = express.Router();
@@ -54,6 +55,10 @@ export function quarantineApi(deps: QuarantineApiDeps): express.Router {
     sendError(res, 503, storeUnavailable, 'No record store: DATABASE_URL is unset');
   });
   const desk = deps.quarantine!;
+  // The list is search's (records-api.ts); one webhook's kept event is read here.
+  api.get('/:webhookId', async (req, res) => {
+    res.json(await desk.event(req.params.webhookId));
+  });
   api.post('/release', releaseMany(desk, deps.audit));
   api.post('/:webhookId/release', releaseOne(desk, deps.audit));
   api.post('/:webhookId/discard', discardOne(desk, deps.audit));

@@ -8,6 +8,7 @@ import type { RecordStore } from '@pw/records';
 import type {
   BulkRelease,
   QuarantinedEvent,
+  QuarantinedSummary,
   ReleasePreview,
   ReleaseResult,
 } from '@pw/shared/operator-api';
@@ -27,7 +28,10 @@ export interface QuarantineDeps {
   /** The intake of every partition: a release is taken in where the webhook was kept. */
   intake: Pick<PartitionedIntake, 'endQuarantine'>;
   /** The record store: the kept event, the list, and the entity's newest event time. */
-  records: Pick<RecordStore, 'webhook' | 'quarantined' | 'newestEventTime'>;
+  records: Pick<
+    RecordStore,
+    'webhook' | 'quarantined' | 'quarantineSummaries' | 'quarantinedEvents' | 'newestEventTime'
+  >;
   /** The routing rules a released webhook's actions are chosen by, as the ingress's are. */
   rules: Pick<RulesStore, 'read'>;
   /**
@@ -47,10 +51,36 @@ export const newBulkRelease = (): BulkRelease => ({
 
 /** What a list or a bulk release shows of each: the first this many. */
 export const SHOWN = 100;
-/** Quarantined webhooks read from the store at a time while going through every page. */
+/** Quarantined webhooks' summaries read from the store at a time while going through every page. */
 const PAGE = 500;
+/**
+ * The most bytes of kept events a dry run reads from the store at once (one event more when a
+ * single one is larger): what it holds in memory does not grow with the events' number or weight.
+ */
+export const EVENT_BYTES_AT_ONCE = 2_000_000;
 
 const { notFound, notQuarantined, queueUnavailable } = DASHBOARD_ERROR_CODES;
+
+/**
+ * `summaries` in runs whose events together weigh at most `EVENT_BYTES_AT_ONCE` (a heavier event
+ * alone), in their order.
+ */
+function byWeight(summaries: readonly QuarantinedSummary[]): QuarantinedSummary[][] {
+  const batches: QuarantinedSummary[][] = [];
+  let batch: QuarantinedSummary[] = [];
+  let bytes = 0;
+  for (const summary of summaries) {
+    if (batch.length > 0 && bytes + summary.size > EVENT_BYTES_AT_ONCE) {
+      batches.push(batch);
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(summary);
+    bytes += summary.size;
+  }
+  if (batch.length > 0) batches.push(batch);
+  return batches;
+}
 
 /** 503 `queue_unavailable`: Redis did not take the change (nothing was changed, or all of it). */
 const queueAway = (cause: unknown) =>
@@ -82,39 +112,19 @@ export class Quarantine {
    */
   async release(webhookId: string): Promise<ReleaseResult> {
     const kept = await this.kept(webhookId);
-    const still = (problems: Problem[]): ReleaseResult => ({
-      webhook_id: webhookId,
-      outcome: 'still_invalid',
-      problems,
-    });
-    const definition = this.events[kept.event_type as EventType];
-    if (!definition) {
-      return still([{ path: 'event_type', message: `no event type ${kept.event_type}` }]);
+    const verdict = this.judge(kept);
+    if ('problems' in verdict) {
+      return { webhook_id: webhookId, outcome: 'still_invalid', problems: verdict.problems };
     }
-    // The store holds U+FFFD where the event held U+0000: its copy is not the event received.
-    const nul = (kept.problems ?? []).filter((problem) => problem.message === NUL_PROBLEM);
-    if (nul.length > 0) return still(nul);
-    const checked = recheckEvent(definition, kept.event);
-    if ('problems' in checked) return still(checked.problems);
-    // An entity id that did not read when the event arrived placed it in a partition of its
-    // content's, not its entity's: the out-of-order guard could not see the entity's events there.
-    if (checked.entityId !== kept.entity_id) {
-      return still([
-        {
-          path: definition.entityIdField,
-          message:
-            'did not read as an identifier when the event arrived, so it was kept apart from its entity; discard it and have the partner send it again',
-        },
-      ]);
-    }
+    const { definition, entityId } = verdict;
     const [rules, storedNewestMs] = await Promise.all([
       this.deps.rules.read().catch((error: unknown) => Promise.reject(queueAway(error))),
-      fromRecordStore(() => this.deps.records.newestEventTime(definition.type, checked.entityId)),
+      fromRecordStore(() => this.deps.records.newestEventTime(definition.type, entityId)),
     ]);
     const webhook: AcceptedWebhook = {
       webhook_id: webhookId,
       event_type: definition.type,
-      entity_id: checked.entityId,
+      entity_id: entityId,
       received_at: kept.received_at,
       actions: selectActions(definition.type, kept.event, rules.rules),
       event: kept.event,
@@ -141,14 +151,50 @@ export class Quarantine {
     );
   }
 
-  /** A bulk release's dry run: each quarantined webhook the filter matches, judged again. */
+  /**
+   * The kept event of a quarantined webhook, with its summary and every problem; 404 and 409 as for
+   * `release`.
+   */
+  async event(webhookId: string): Promise<QuarantinedEvent> {
+    const kept = await this.kept(webhookId);
+    const summaries = await fromRecordStore(() =>
+      this.deps.records.quarantineSummaries([webhookId]),
+    );
+    const summary = summaries.get(webhookId);
+    return {
+      webhook_id: webhookId,
+      event_type: kept.event_type,
+      entity_id: kept.entity_id,
+      received_at: kept.received_at,
+      size: summary?.size ?? 0,
+      problem_count: kept.problems?.length ?? 0,
+      problems: kept.problems ?? [],
+      event: kept.event,
+    };
+  }
+
+  /**
+   * A bulk release's dry run: each quarantined webhook the filter matches, judged again by the
+   * check a release makes (`judge`). The events are read `EVENT_BYTES_AT_ONCE` at a time.
+   */
   async preview(filter: QuarantineFilter): Promise<ReleasePreview> {
     const preview: ReleasePreview = { would_release: 0, still_invalid: 0, quarantined: [] };
-    for await (const kept of this.all(filter)) {
-      const releasable = kept.event !== null && this.passes(kept.event_type, kept.event);
-      if (releasable) preview.would_release += 1;
-      else preview.still_invalid += 1;
-      if (preview.quarantined.length < SHOWN) preview.quarantined.push({ ...kept, releasable });
+    for await (const summaries of this.pages(filter)) {
+      for (const batch of byWeight(summaries)) {
+        const events = await fromRecordStore(() =>
+          this.deps.records.quarantinedEvents(batch.map((summary) => summary.webhook_id)),
+        );
+        for (const summary of batch) {
+          const event = events.get(summary.webhook_id);
+          // Released or discarded since it was listed: not one a release would take.
+          if (event === undefined) continue;
+          const releasable = !('problems' in this.judge({ ...summary, event }));
+          if (releasable) preview.would_release += 1;
+          else preview.still_invalid += 1;
+          if (preview.quarantined.length < SHOWN)
+            preview.quarantined.push({ ...summary, releasable });
+        }
+      }
     }
     return preview;
   }
@@ -166,7 +212,7 @@ export class Quarantine {
     bulk: BulkRelease = newBulkRelease(),
   ): Promise<BulkRelease> {
     const ids: string[] = [];
-    for await (const kept of this.all(filter)) ids.push(kept.webhook_id);
+    for await (const page of this.pages(filter)) ids.push(...page.map((kept) => kept.webhook_id));
     for (const id of ids) {
       let result: ReleaseResult;
       try {
@@ -196,20 +242,48 @@ export class Quarantine {
     }
   }
 
-  /** Whether the running schema accepts the event now. */
-  private passes(eventType: string, event: Record<string, unknown>): boolean {
-    const definition = this.events[eventType as EventType];
-    return definition !== undefined && 'entityId' in recheckEvent(definition, event);
+  /**
+   * The check a release makes, and a dry run counts by: the kept event judged again by the running
+   * code's schema. Its entity id and definition when it would run now; else its problems now.
+   */
+  private judge(kept: {
+    event_type: string;
+    entity_id: string;
+    event: Record<string, unknown>;
+    problems?: Problem[] | null;
+  }): { definition: EventDefinition; entityId: string } | { problems: Problem[] } {
+    const definition = this.events[kept.event_type as EventType];
+    if (!definition)
+      return { problems: [{ path: 'event_type', message: `no event type ${kept.event_type}` }] };
+    // The store holds U+FFFD where the event held U+0000: its copy is not the event received.
+    const nul = (kept.problems ?? []).filter((problem) => problem.message === NUL_PROBLEM);
+    if (nul.length > 0) return { problems: nul };
+    const checked = recheckEvent(definition, kept.event);
+    if ('problems' in checked) return checked;
+    // An entity id that did not read when the event arrived placed it in a partition of its
+    // content's, not its entity's: the out-of-order guard could not see the entity's events there.
+    if (checked.entityId !== kept.entity_id) {
+      return {
+        problems: [
+          {
+            path: definition.entityIdField,
+            message:
+              'did not read as an identifier when the event arrived, so it was kept apart from its entity; discard it and have the partner send it again',
+          },
+        ],
+      };
+    }
+    return { definition, entityId: checked.entityId };
   }
 
-  /** Every quarantined webhook the filter matches, newest first, a store page at a time. */
-  private async *all(filter: QuarantineFilter): AsyncGenerator<QuarantinedEvent> {
+  /** Every quarantined webhook the filter matches, newest first, a store page of summaries at a time. */
+  private async *pages(filter: QuarantineFilter): AsyncGenerator<QuarantinedSummary[]> {
     let cursor: string | undefined;
     do {
       const page = await fromRecordStore(() =>
         this.deps.records.quarantined({ ...filter, limit: PAGE, cursor }),
       );
-      yield* page.quarantined;
+      yield page.quarantined;
       cursor = page.next_cursor ?? undefined;
     } while (cursor);
   }

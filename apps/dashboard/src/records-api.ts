@@ -8,7 +8,14 @@ import { fromRecordStore } from './record-store-errors.js';
 /** What the operator API reads from the record store (see docs/records.md). */
 export type RecordReader = Pick<
   RecordStore,
-  'search' | 'audit' | 'ledger' | 'webhook' | 'quarantined' | 'newestEventTime'
+  | 'search'
+  | 'audit'
+  | 'ledger'
+  | 'webhook'
+  | 'quarantined'
+  | 'quarantineSummaries'
+  | 'quarantinedEvents'
+  | 'newestEventTime'
 >;
 
 /** The first and the last instant PostgreSQL's `timestamptz` and an ISO 8601 year both hold. */

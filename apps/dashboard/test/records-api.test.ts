@@ -8,6 +8,7 @@ import { keys } from '@pw/shared/queue';
 import type { AcceptedWebhook } from '@pw/shared/queue';
 import { testSchema } from '@pw/test-utils';
 import type { TestSchema } from '@pw/test-utils';
+import { EVENT_BYTES_AT_ONCE } from '../src/quarantine.js';
 import { failedAction, standInWorker, startDashboard, webhookOf } from './harness.js';
 import type { DashboardHarness } from './harness.js';
 
@@ -247,6 +248,57 @@ describe("the quarantine's changes", () => {
   });
 });
 
+describe('a dry run of a bulk release', () => {
+  it('reads the kept events a few megabytes at a time, and counts with the check a release makes', async () => {
+    // The store as the dashboard reads it, each read of events weighed.
+    const reads: number[] = [];
+    const weighed: RecordStore = Object.create(store) as RecordStore;
+    weighed.quarantinedEvents = async (ids) => {
+      const events = await store.quarantinedEvents(ids);
+      reads.push(
+        [...events.values()].reduce((sum, event) => sum + JSON.stringify(event).length, 0),
+      );
+      return events;
+    };
+    const dashboard = startDashboard({ records: weighed });
+    try {
+      const at = (i: number) => new Date(Date.UTC(2021, 2, 3, 4, 5, i)).toISOString();
+      const notes = 'n'.repeat(400_000);
+      for (let i = 0; i < 12; i++) {
+        const heavy = quarantinedQuote(`wh_heavy${String(i).padStart(17, '0')}`, {
+          received_at: at(i),
+        });
+        const change = heavy[0]!;
+        if (change.kind === 'webhook') change.webhook.event = { ...change.webhook.event, notes };
+        await store.writeBatch(heavy);
+      }
+      const nul = 'wh_heavynul00000000000000';
+      const nulProblem = { path: 'customer_id', message: NUL_PROBLEM };
+      await store.writeBatch(
+        quarantinedQuote(nul, { problems: [nulProblem], received_at: at(30) }),
+      );
+      const window = `from=${encodeURIComponent(at(0))}&to=${encodeURIComponent(at(31))}`;
+      const dry = await dashboard.as('post', `/api/quarantine/release?${window}&dry_run=true`);
+      expect(dry.status).toBe(200);
+      const preview = dry.body as {
+        would_release: number;
+        still_invalid: number;
+        quarantined: { webhook_id: string; releasable: boolean }[];
+      };
+      // The U+0000 one is not counted as releasable: a release refuses it (the test above).
+      expect(preview).toMatchObject({ would_release: 12, still_invalid: 1 });
+      expect(preview.quarantined.find((kept) => kept.webhook_id === nul)?.releasable).toBe(false);
+      expect(JSON.stringify(preview).length).toBeLessThan(20_000);
+      // 4.8 MB of events, read in runs of at most EVENT_BYTES_AT_ONCE.
+      expect(reads.length).toBeGreaterThanOrEqual(3);
+      for (const bytes of reads) expect(bytes).toBeLessThanOrEqual(EVENT_BYTES_AT_ONCE);
+      expect(refusal(await release(nul))).toEqual([409, 'still_invalid']);
+    } finally {
+      await dashboard.close();
+    }
+  });
+});
+
 describe("the quarantine's changes, Redis and the store apart", () => {
   it('a webhook released once is not released again when the store lags and Redis has dropped its record', async () => {
     const webhookId = 'wh_releasedtwice000000000';
@@ -348,6 +400,8 @@ describe('webhooks and replays, the store lagging or away', () => {
         audit: () => Promise.reject(new Error('connection refused')),
         ledger: () => Promise.reject(new Error('connection refused')),
         quarantined: () => Promise.reject(new Error('connection refused')),
+        quarantineSummaries: () => Promise.reject(new Error('connection refused')),
+        quarantinedEvents: () => Promise.reject(new Error('connection refused')),
         newestEventTime: () => Promise.reject(new Error('connection refused')),
       },
     });

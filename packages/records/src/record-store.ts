@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { SUMMARY_PROBLEMS } from '@pw/shared/operator-api';
 import { orderTime } from '@pw/shared/queue';
 import { invalidArgument } from '@pw/shared/runtime';
 import type { AuditRecord } from '@pw/shared/records';
@@ -25,6 +26,7 @@ import type {
   PurgeResult,
   QuarantineFilter,
   QuarantinedEvent,
+  QuarantinedSummary,
   QuarantinePage,
   SearchFilter,
   SearchPage,
@@ -33,6 +35,28 @@ import type {
 import type { RecordChange } from './stream/changes.js';
 import { transaction } from './transaction.js';
 import { writeIngressCounts, writeRows } from './write-rows.js';
+
+/** A quarantined webhook's summary as `QUARANTINE_SUMMARIES` reads it. */
+export type KeptSummary = Pick<
+  QuarantinedSummary,
+  'webhook_id' | 'size' | 'problem_count' | 'problems'
+>;
+
+/**
+ * The summaries of quarantined webhooks `$1`: the size of each event's JSON text, how many
+ * problems it has, and the first `$2` of them.
+ */
+const QUARANTINE_SUMMARIES = `
+  select w.webhook_id,
+         coalesce(octet_length(w.event::text), 0)::int as size,
+         coalesce(jsonb_array_length(w.problems), 0)::int as problem_count,
+         coalesce(
+           (select jsonb_agg(p.value order by p.ordinality)
+              from jsonb_array_elements(w.problems) with ordinality as p
+             where p.ordinality <= $2),
+           '[]'::jsonb) as problems
+    from webhooks w
+   where w.webhook_id = any($1)`;
 
 export interface RecordStoreOptions {
   /** A PostgreSQL connection string (`DATABASE_URL`). */
@@ -166,28 +190,46 @@ export class RecordStore {
 
   /**
    * Quarantined webhooks (authentic events that failed their schema), newest first, a page at a
-   * time: search's page of state `quarantined`, each with its event as received and its problems.
+   * time: search's page of state `quarantined`, each summed up (its size, its first problems),
+   * never with its event, so that a page weighs the same whatever the events weigh.
    */
   async quarantined(filter: QuarantineFilter = {}): Promise<QuarantinePage> {
     const page = await this.search({ ...filter, state: 'quarantined' });
-    const ids = page.webhooks.map((webhook) => webhook.webhook_id);
-    const { rows } = await this.pool.query<
-      Pick<QuarantinedEvent, 'webhook_id' | 'event'> & {
-        problems: QuarantinedEvent['problems'] | null;
-      }
-    >('select webhook_id, event, problems from webhooks where webhook_id = any($1)', [ids]);
-    const kept = new Map(rows.map((row) => [row.webhook_id, row]));
+    const kept = await this.quarantineSummaries(page.webhooks.map((webhook) => webhook.webhook_id));
     return {
       quarantined: page.webhooks.map(({ webhook_id, event_type, entity_id, received_at }) => ({
         webhook_id,
         event_type,
         entity_id,
         received_at,
-        event: kept.get(webhook_id)?.event ?? null,
+        size: kept.get(webhook_id)?.size ?? 0,
+        problem_count: kept.get(webhook_id)?.problem_count ?? 0,
         problems: kept.get(webhook_id)?.problems ?? [],
       })),
       next_cursor: page.next_cursor,
     };
+  }
+
+  /** The size and first problems of some webhooks' kept events, by id (`QuarantinedSummary`). */
+  async quarantineSummaries(ids: readonly string[]): Promise<Map<string, KeptSummary>> {
+    const { rows } = await this.pool.query<KeptSummary>(QUARANTINE_SUMMARIES, [
+      ids,
+      SUMMARY_PROBLEMS,
+    ]);
+    return new Map(rows.map((row) => [row.webhook_id, row]));
+  }
+
+  /**
+   * The kept events of some quarantined webhooks, by id (those not quarantined left out): what a
+   * dry run judges, read a few megabytes at a time (`Quarantine.preview`).
+   */
+  async quarantinedEvents(ids: readonly string[]): Promise<Map<string, QuarantinedEvent['event']>> {
+    const { rows } = await this.pool.query<Pick<QuarantinedEvent, 'webhook_id' | 'event'>>(
+      `select webhook_id, event from webhooks
+        where webhook_id = any($1) and state = 'quarantined' and event is not null`,
+      [ids],
+    );
+    return new Map(rows.map((row) => [row.webhook_id, row.event]));
   }
 
   /**

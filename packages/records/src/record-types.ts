@@ -4,6 +4,7 @@ export type {
   ActionRecord,
   AuditPage,
   QuarantinedEvent,
+  QuarantinedSummary,
   QuarantinePage,
   SearchPage,
   WebhookRecord,

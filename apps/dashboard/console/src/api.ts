@@ -26,6 +26,7 @@ export type {
   Problem,
   BulkRelease,
   QuarantinedEvent,
+  QuarantinedSummary,
   QuarantinePage,
   ReleasePreview,
   ReleaseResult,

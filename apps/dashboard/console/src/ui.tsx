@@ -93,6 +93,13 @@ export function Time({ at }: { at: string | null | undefined }) {
 /** `1 webhook`, `2 webhooks`. */
 export const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
 
+/** A size in bytes, as people read it: `812 bytes`, `61.4 KB`, `2.3 MB` (1 KB = 1,000 bytes). */
+export function bytes(count: number): string {
+  if (count < 1000) return plural(count, 'byte');
+  if (count < 1_000_000) return `${(count / 1000).toFixed(1)} KB`;
+  return `${(count / 1_000_000).toFixed(1)} MB`;
+}
+
 /** How long ago, coarsely: `12 s`, `5 min`, `3 h`, `2 d`. */
 export function age(at: string, now = Date.now()): string {
   const seconds = Math.max(0, Math.round((now - Date.parse(at)) / 1000));

@@ -48,19 +48,34 @@ export interface WebhookRecord extends Omit<WebhookSummary, 'actions'> {
   problems: Problem[] | null;
 }
 
-/** A quarantined webhook as `GET /api/quarantine` lists it: the event as received, and why. */
-export interface QuarantinedEvent {
+/** The most problems a quarantined webhook's summary lists (`problem_count` counts them all). */
+export const SUMMARY_PROBLEMS = 10;
+
+/**
+ * A quarantined webhook as `GET /api/quarantine` lists it: why (its first `SUMMARY_PROBLEMS`
+ * problems), when, and how large its event is, never the event itself, so that a page weighs the
+ * same whatever the events weigh.
+ */
+export interface QuarantinedSummary {
   webhook_id: string;
   event_type: string;
   entity_id: string;
   received_at: string;
-  event: Record<string, unknown> | null;
+  /** The kept event's size: the bytes of its JSON text as the store keeps it. */
+  size: number;
+  /** How many problems it has; `problems` lists the first `SUMMARY_PROBLEMS`. */
+  problem_count: number;
   problems: Problem[];
+}
+
+/** `GET /api/quarantine/{webhook_id}`: its summary with every problem, and the event as received. */
+export interface QuarantinedEvent extends QuarantinedSummary {
+  event: Record<string, unknown>;
 }
 
 /** A page of `GET /api/quarantine`. */
 export interface QuarantinePage {
-  quarantined: QuarantinedEvent[];
+  quarantined: QuarantinedSummary[];
   /** Null on the last page. */
   next_cursor: string | null;
 }
@@ -125,7 +140,7 @@ export interface ReleasePreview {
   would_release: number;
   still_invalid: number;
   /** The first 100 the filters match, each with whether it passes the running schema now. */
-  quarantined: (QuarantinedEvent & { releasable: boolean })[];
+  quarantined: (QuarantinedSummary & { releasable: boolean })[];
 }
 
 /** `POST /api/quarantine/release`: how each release ended, counted, and the first 100. */

@@ -3,12 +3,12 @@
 // or discarded; a bulk release, of every page, is counted first (a dry run), then confirmed.
 import { useState } from 'preact/hooks';
 import { api, query } from '../api.js';
-import type { QuarantinedEvent, QuarantinePage as Page } from '../api.js';
+import type { QuarantinedSummary, QuarantinePage as Page } from '../api.js';
 import { TimeRange, useFields } from '../fields.js';
 import { leftQuarantine, QuarantineAnswerView, QuarantineButtons } from '../quarantine-actions.js';
 import type { QuarantineAnswer } from '../quarantine-actions.js';
 import { href, navigate } from '../router.js';
-import { EventJson, plural, ProblemList, Show, Time, useLoad, WebhookLink } from '../ui.js';
+import { bytes, plural, ProblemList, Show, Time, useLoad, WebhookLink } from '../ui.js';
 import { BulkRelease } from './bulk-release.js';
 import { EventTypeChoice, toIso } from './search.js';
 
@@ -84,7 +84,7 @@ function QuarantineList({
   answer,
   done,
 }: {
-  quarantined: QuarantinedEvent[];
+  quarantined: QuarantinedSummary[];
   next: string | null;
   params: URLSearchParams;
   later: boolean;
@@ -133,7 +133,7 @@ function QuarantinedItem({
   answer,
   done,
 }: {
-  item: QuarantinedEvent;
+  item: QuarantinedSummary;
   answer: QuarantineAnswer | undefined;
   done: (answer: QuarantineAnswer) => void;
 }) {
@@ -153,11 +153,21 @@ function QuarantinedItem({
         <dd>
           <Time at={item.received_at} />
         </dd>
+        <dt>Size</dt>
+        <dd>{bytes(item.size)}</dd>
       </dl>
       <h3>Problems</h3>
       <ProblemList problems={item.problems} />
-      <h3>Event as received</h3>
-      <EventJson event={item.event} />
+      {item.problem_count > item.problems.length && (
+        <p class="muted">
+          and {plural(item.problem_count - item.problems.length, 'more problem')}, on its page
+        </p>
+      )}
+      <p>
+        <a href={href(`/webhooks/${item.webhook_id}`)}>
+          The event as received, on the webhook&apos;s page
+        </a>
+      </p>
       <QuarantineButtons webhookId={item.webhook_id} done={done} />
       {answer && <QuarantineAnswerView answer={answer} />}
     </article>
