@@ -7,7 +7,6 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configOrExit, loadStartConfig } from '@pw/shared/config';
@@ -82,17 +81,20 @@ async function startSandboxWhenNeeded(): Promise<void> {
 
 async function startRecordStoreWhenNeeded(): Promise<void> {
   if (env.DATABASE_URL || production) return;
-  // In the temporary folder: PostgreSQL runs as its own user when started as root, and that user
-  // must reach its data folder (a home folder often is closed to it). Kept between runs.
-  const dataDir =
-    config.EMBEDDED_POSTGRES_DIR ??
-    join(tmpdir(), `partner-webhooks-records-${userInfo().username}`);
+  // In the checkout, kept between runs, beside the private Redis's data; checked and made so that
+  // nothing another local user planted is used (startEmbeddedPostgres).
   const port = config.EMBEDDED_POSTGRES_PORT;
-  say(
-    `DATABASE_URL is unset: starting an embedded PostgreSQL for the record store (port ${port}, data in ${dataDir})`,
-  );
-  const embedded = await startEmbeddedPostgres({ dataDir, port });
+  say(`DATABASE_URL is unset: starting an embedded PostgreSQL for the record store (port ${port})`);
+  const embedded = await startEmbeddedPostgres({
+    dataDir: config.EMBEDDED_POSTGRES_DIR ?? join(root, '.data', 'postgres'),
+    port,
+  });
   started.push(() => embedded.stop());
+  say(
+    embedded.kept
+      ? `its data is in ${embedded.dataDir}, kept between runs`
+      : `its data is in ${embedded.dataDir} for this run only: run as root, PostgreSQL runs as the user postgres, which cannot reach the checkout (set EMBEDDED_POSTGRES_DIR to a folder it can reach to keep it)`,
+  );
   // The password is made up for this run and reaches the apps only in their environment.
   env.DATABASE_URL = embedded.url;
   say(

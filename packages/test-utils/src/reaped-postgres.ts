@@ -13,7 +13,7 @@ export async function startTestPostgres(
   options: EmbeddedPostgresOptions,
 ): Promise<EmbeddedPostgresServer> {
   const server = await startEmbeddedPostgres(options);
-  const pid = await postmasterPid(options.dataDir);
+  const pid = await postmasterPid(server.dataDir);
   reapProcessWithTestRun(pid);
   return {
     ...server,

@@ -12,8 +12,9 @@ export const startVariables = {
     description: "the embedded PostgreSQL's port, when `DATABASE_URL` is unset outside production",
   }),
   EMBEDDED_POSTGRES_DIR: envOptionalString().meta({
-    description: "the embedded PostgreSQL's data folder (kept between runs)",
-    default: 'a folder in the temporary folder',
+    description:
+      "the embedded PostgreSQL's data folder (kept between runs): a real folder this user made (never a link), in a folder nobody else can write into",
+    default: '`.data/postgres` in the checkout',
   }),
   PRIVATE_REDIS_DIR: envOptionalString().meta({
     description: `npm start's private Redis's data folder (its append-only file, kept between runs), when \`REDIS_URL\` is unset outside production and no Redis answers on ${DEFAULT_REDIS.host}:${DEFAULT_REDIS.port}`,

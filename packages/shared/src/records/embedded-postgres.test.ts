@@ -1,7 +1,7 @@
 // The embedded PostgreSQL of `npm start`, a real server in a temporary folder: only the apps' role
 // gets in from outside its socket folder, with the password of this start, and it is no superuser.
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readdir, rm, stat, symlink } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -143,4 +143,87 @@ describe('the embedded PostgreSQL, started again', { timeout: 90_000 }, () => {
     expect([...seen].filter((answer) => !waitedOut.includes(answer))).toEqual([]);
     expect(seen).toContain('accepted');
   });
+});
+
+/** Why a start on `dataDir` is refused (a server that starts is stopped, and fails the test). */
+const refusedStart = async (dataDir: string) => {
+  try {
+    const started = await startEmbeddedPostgres({ dataDir, port: await freePort() });
+    await started.stop();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error(`started on ${dataDir}`);
+};
+/** How many socket folders the temporary folder holds: a refused start leaves none. */
+const socketFolders = async () =>
+  (await readdir(tmpdir())).filter((name) => name.startsWith('pw-postgres-socket-')).length;
+
+// Its data folder: nothing another local user planted is used or followed (docs/records.md).
+describe('the embedded PostgreSQL’s data folder', { timeout: 90_000 }, () => {
+  const asRoot = process.getuid?.() === 0;
+  const made: string[] = [];
+  const folder = async (name: string) => {
+    const path = await mkdtemp(join(tmpdir(), `pw-pg-${name}-`));
+    made.push(path);
+    return path;
+  };
+  afterAll(async () => {
+    for (const path of made) await rm(path, { recursive: true, force: true });
+  });
+  it('is never a link planted in its place: refused, and what it points to is left alone', async () => {
+    const parent = await folder('parent');
+    const target = await folder('target');
+    const before = await stat(target);
+    await symlink(target, join(parent, 'postgres'));
+    const sockets = await socketFolders();
+    expect(await refusedStart(join(parent, 'postgres'))).toMatch(
+      /postgres is a link or a file, not a data folder this user made/,
+    );
+    const after = await stat(target);
+    expect([after.uid, after.gid, after.mode]).toEqual([before.uid, before.gid, before.mode]);
+    expect(await readdir(target)).toEqual([]);
+    expect(await socketFolders()).toBe(sockets);
+  });
+
+  it('is never in a folder others can write into (the shared temporary folder is sticky)', async () => {
+    const open = await folder('open');
+    await chmod(open, 0o777);
+    expect(await refusedStart(join(open, 'postgres'))).toMatch(
+      /can be written by other users and is not sticky/,
+    );
+  });
+
+  it.runIf(asRoot)('is never a folder another user made first (run as root)', async () => {
+    const parent = await folder('parent');
+    await mkdir(join(parent, 'postgres'));
+    await chown(join(parent, 'postgres'), 4242, 4242);
+    const sockets = await socketFolders();
+    expect(await refusedStart(join(parent, 'postgres'))).toMatch(
+      /postgres belongs to another user \(uid 4242\)/,
+    );
+    // Nothing was handed to that user: no socket folder, no access rules.
+    expect(await socketFolders()).toBe(sockets);
+  });
+
+  it.runIf(asRoot)(
+    'run as root under a folder closed to PostgreSQL’s user, is a folder of this start, removed at stop',
+    async () => {
+      const closed = await folder('closed');
+      await chmod(closed, 0o700);
+      const own = await startEmbeddedPostgres({
+        dataDir: join(closed, 'checkout', '.data', 'postgres'),
+        port: await freePort(),
+      });
+      try {
+        expect(own.kept).toBe(false);
+        expect(own.dataDir.startsWith(join(tmpdir(), 'pw-postgres-data-'))).toBe(true);
+        expect(await query(own.url, 'select 1 as one')).toEqual([{ one: 1 }]);
+      } finally {
+        await own.stop();
+      }
+      expect(existsSync(own.dataDir)).toBe(false);
+      expect(existsSync(join(closed, 'checkout', '.data', 'postgres'))).toBe(false);
+    },
+  );
 });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { lstat, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -9,11 +9,17 @@ import {
   grantAppRole,
   writeAccessRules,
 } from './embedded-postgres-access.js';
+import { embeddedDataDir } from './embedded-postgres-data.js';
 
 export { EMBEDDED_POSTGRES_ROLE };
+export { embeddedDataDir, UnsafeDataDirError } from './embedded-postgres-data.js';
+export type { EmbeddedDataDir } from './embedded-postgres-data.js';
 
 export interface EmbeddedPostgresOptions {
-  /** Its data folder; reused when it already holds a cluster. */
+  /**
+   * Its data folder; reused when it already holds a cluster. Checked first (`embeddedDataDir`):
+   * nothing another user planted is used or followed.
+   */
   dataDir: string;
   port: number;
   /** Keep the data folder when stopped. @defaultValue true */
@@ -36,6 +42,12 @@ export interface EmbeddedPostgresServer {
    * superuser `postgres` connects only there (`psql -h <socketDir> -p <port> -U postgres`).
    */
   socketDir: string;
+  /**
+   * Its data folder: `dataDir`, or, run as root with `dataDir` out of PostgreSQL's user's reach, a
+   * folder made for this start (`kept` false), removed at stop.
+   */
+  dataDir: string;
+  kept: boolean;
   stop(): Promise<void>;
 }
 
@@ -53,6 +65,7 @@ export interface EmbeddedPostgresServer {
 export async function startEmbeddedPostgres(
   options: EmbeddedPostgresOptions,
 ): Promise<EmbeddedPostgresServer> {
+  const { dataDir, kept } = await embeddedDataDir(options.dataDir);
   const EmbeddedPostgres = await importWithoutExitHooks();
   const password = options.password ?? randomBytes(24).toString('base64url');
   // mkdtemp's folder is mode 0700; a fresh one per start, short enough for a socket's path.
@@ -60,14 +73,14 @@ export async function startEmbeddedPostgres(
   const output: string[] = [];
   const instance = (tcp: boolean) =>
     new EmbeddedPostgres({
-      databaseDir: options.dataDir,
+      databaseDir: dataDir,
       port: options.port,
       user: 'postgres',
       // initdb's password for the superuser, never used: it is taken away at every start.
       password: randomBytes(24).toString('base64url'),
       authMethod: 'scram-sha-256',
       // The setup's stop must keep the data folder the server then starts on.
-      persistent: tcp ? (options.persistent ?? true) : true,
+      persistent: tcp ? kept && (options.persistent ?? true) : true,
       createPostgresUser: process.getuid?.() === 0,
       postgresFlags: accessFlags(socketDir, tcp),
       onLog: (message: unknown) => void output.push(String(message)),
@@ -80,9 +93,10 @@ export async function startEmbeddedPostgres(
   const server = instance(true);
   let running: typeof server | undefined;
   try {
-    if (!existsSync(join(options.dataDir, 'PG_VERSION'))) await setup.initialise();
-    // The data folder belongs to the user PostgreSQL runs as (initdb insists).
-    await writeAccessRules(socketDir, await stat(options.dataDir));
+    if (!existsSync(join(dataDir, 'PG_VERSION'))) await setup.initialise();
+    // The data folder belongs to the user PostgreSQL runs as (initdb insists; a real folder,
+    // checked above).
+    await writeAccessRules(socketDir, await lstat(dataDir));
     await setup.start();
     running = setup;
     await grantAppRole(setup.getPgClient('postgres', socketDir), password);
@@ -94,6 +108,7 @@ export async function startEmbeddedPostgres(
     // Only a running server: the package's stop() waits for an exit that has already happened.
     if (running) await running.stop().catch(() => undefined);
     await rm(socketDir, { recursive: true, force: true });
+    if (!kept) await rm(dataDir, { recursive: true, force: true });
     throw new Error(
       `the embedded PostgreSQL did not start: ${String(error)}\n${output.slice(-10).join('')}`,
       { cause: error },
@@ -102,11 +117,14 @@ export async function startEmbeddedPostgres(
   return {
     url: `postgres://${EMBEDDED_POSTGRES_ROLE}:${password}@127.0.0.1:${options.port}/${EMBEDDED_POSTGRES_ROLE}`,
     socketDir,
+    dataDir,
+    kept,
     async stop() {
       // A terminal's Ctrl-C reaches PostgreSQL too (it is in npm start's process group): one that
       // has exited already is not stopped again (the package's stop() would wait for that exit).
-      if (await serverRunning(options.dataDir)) await server.stop();
+      if (await serverRunning(dataDir)) await server.stop();
       await rm(socketDir, { recursive: true, force: true });
+      if (!kept) await rm(dataDir, { recursive: true, force: true });
     },
   };
 }
