@@ -1,6 +1,8 @@
 import { Cluster, Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { INVALID_ARGUMENT } from './errors.js';
+// Relative: @pw/test-utils depends on this package, so it is not one of its dependencies.
+import { testRedisUrl } from '../../test-utils/src/test-redis.js';
 import {
   createRedis,
   duplicateRedis,
@@ -100,5 +102,39 @@ describe('createRedis', () => {
       enableAutoPipelining: true,
     });
     for (const client of [single, cluster, copy, piped]) client.disconnect();
+  });
+
+  it('reconnects on READONLY and LOADING, and connects a dropped cluster node again', () => {
+    const single = createRedis('redis://127.0.0.1:6399', false, { lazyConnect: true });
+    const cluster = createRedis('redis://127.0.0.1:7000', true, { lazyConnect: true }) as Cluster;
+    for (const reconnect of [
+      (single as Redis).options.reconnectOnError,
+      cluster.options.redisOptions?.reconnectOnError,
+    ]) {
+      expect(reconnect?.(new Error("READONLY You can't write against a read only replica."))).toBe(
+        2,
+      );
+      expect(reconnect?.(new Error('LOADING Redis is loading the dataset in memory'))).toBe(2);
+      expect(reconnect?.(new Error('ERR unknown command'))).toBe(false);
+    }
+    expect(cluster.options.clusterNodeRetryStrategy?.(1)).toBe(100);
+    expect(cluster.options.clusterNodeRetryStrategy?.(100)).toBe(2000);
+    single.disconnect();
+    cluster.disconnect();
+  });
+});
+
+describe('duplicateRedis', () => {
+  it('gives a blocking reader no command time-out: its wait outlasts the time-out of the client it copies', async () => {
+    const key = `pw-test-blocking-${process.pid}-${Date.now()}`;
+    const client = createRedis(testRedisUrl(), false, { commandTimeout: 100 });
+    const reader = duplicateRedis(client);
+    try {
+      await expect(client.blpop(key, 0.3)).rejects.toThrow('Command timed out');
+      expect(await reader.blpop(key, 0.3)).toBeNull();
+    } finally {
+      client.disconnect();
+      reader.disconnect();
+    }
   });
 });

@@ -83,9 +83,27 @@ export const redisHosts = (url: string): string =>
 export const hasHashTag = (prefix: string): boolean => /^[^{]*\{[^}]+\}/.test(prefix);
 
 /**
+ * ioredis's `reconnectOnError`: after a failover behind one address (a DNS name, a virtual
+ * address), a connection made before still reaches the old master, now a replica, which refuses
+ * every write with READONLY; a server loading its data answers LOADING. Either way the command was
+ * not run: reconnect (to wherever the address leads now) and send it again (2).
+ */
+export const reconnectOnFailover = (error: Error): 2 | false =>
+  /^(READONLY|LOADING)\b/.test(error.message) ? 2 : false;
+
+/**
+ * A cluster node's connection that drops is connected again, every 100 ms more up to 2 s apart
+ * (ioredis's default drops it for good, until a slots refresh lists it: a replica that restarts
+ * without a slot change would be lost).
+ */
+export const clusterNodeRetry = (times: number): number => Math.min(times * 100, 2000);
+
+/**
  * The one way the apps connect to Redis: a `Redis` for one server, or, with `cluster`, a
  * `Cluster` seeded with every node of `url`. Queue prefixes must then be hash tags (`{pw}`).
  * Several nodes without `cluster` is a misuse (config validation refuses it): a coded TypeError.
+ * Every connection reconnects on READONLY and LOADING (`reconnectOnFailover`); a cluster's node
+ * connections are made again when they drop (`clusterNodeRetry`).
  */
 export function createRedis(
   url: string,
@@ -96,7 +114,7 @@ export function createRedis(
     if (url.includes(',')) {
       throw invalidArgument('REDIS_URL names several nodes: set REDIS_CLUSTER=true');
     }
-    return new Redis(url, options);
+    return new Redis(url, { reconnectOnError: reconnectOnFailover, ...options });
   }
   const parsed = parseRedisUrl(url);
   const { enableOfflineQueue, lazyConnect, enableAutoPipelining, ...connection } = options;
@@ -104,7 +122,9 @@ export function createRedis(
     ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
     ...(lazyConnect === undefined ? {} : { lazyConnect }),
     ...(enableAutoPipelining === undefined ? {} : { enableAutoPipelining }),
+    clusterNodeRetryStrategy: clusterNodeRetry,
     redisOptions: {
+      reconnectOnError: reconnectOnFailover,
       ...connection,
       ...(parsed.username ? { username: parsed.username } : {}),
       ...(parsed.password ? { password: parsed.password } : {}),
@@ -123,12 +143,14 @@ export function createRedis(
 
 /**
  * A new connection with the same settings (and `overrides`), for a subscriber or a blocking
- * reader: `Redis.duplicate` and `Cluster.duplicate` take their options differently.
+ * reader: `Redis.duplicate` and `Cluster.duplicate` take their options differently. It has no
+ * `commandTimeout` unless `overrides` gives one: a blocking command waits longer than any.
  */
 export function duplicateRedis(
   client: RedisClient,
   overrides: RedisClientOptions = {},
 ): RedisClient {
+  overrides = { commandTimeout: undefined, ...overrides };
   if (!(client instanceof Cluster)) return client.duplicate(overrides);
   const { enableOfflineQueue, lazyConnect, enableAutoPipelining, ...connection } = overrides;
   return client.duplicate([], {

@@ -13,6 +13,11 @@ export interface TcpProxy {
   cut(): void;
   /** Lets connections through again. */
   mend(): void;
+  /**
+   * Sends new connections to `target` from now on (connections made before stay where they go),
+   * as a failover's DNS name or virtual address moves to the promoted server.
+   */
+  retarget(target: { host: string; port: number }): void;
   close(): Promise<void>;
 }
 
@@ -26,6 +31,7 @@ export async function startTcpProxy(
 ): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let through = true;
+  let to = target;
   const track = (socket: Socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
@@ -33,7 +39,7 @@ export async function startTcpProxy(
   const server = createServer((client) => {
     track(client);
     if (!through) return void client.destroy();
-    const upstream = createConnection(target);
+    const upstream = createConnection(to);
     track(upstream);
     // Either side failing ends both, as a broken line would.
     const end = () => {
@@ -64,6 +70,9 @@ export async function startTcpProxy(
     },
     mend() {
       through = true;
+    },
+    retarget(next) {
+      to = next;
     },
     async close() {
       cutAll();
