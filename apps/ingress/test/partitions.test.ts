@@ -137,14 +137,14 @@ const post = (port: number) =>
     body: JSON.stringify(signedEvent('quote')),
   });
 
-describe('the stored partition count', () => {
-  const prefix = countPrefix;
-  afterEach(async () => {
-    const redis = newTestRedis();
-    await deleteKeys(redis, prefix);
-    redis.disconnect();
-  });
+afterEach(async () => {
+  const redis = newTestRedis();
+  await deleteKeys(redis, countPrefix);
+  redis.disconnect();
+});
 
+describe('a process with another partition count', () => {
+  const prefix = countPrefix;
   it('is never taken over by a process started with another count, however idle', async () => {
     const port = await freePort();
     const running = await ingress(4, port);
@@ -161,16 +161,25 @@ describe('the stored partition count', () => {
     redis.disconnect();
     expect(await running.stop('SIGTERM')).toBe(0);
   });
+
+  it('stops an ingress whose count differs from the one work is stored under, in one line', async () => {
+    const redis = newTestRedis();
+    await redis.set(partitionCountKey(prefix), '4');
+    await redis.rpush(`${new Partitions(prefix, 4).prefix(1)}:actions:wait`, 'job');
+    const wrong = await ingress(12);
+    expect(await wrong.exited).toBe(1);
+    expect(wrong.output).toMatch(
+      /QUEUE_PARTITIONS is 12 but Redis holds work stored under 4 partitions \(1 action jobs\)/,
+    );
+    const right = await ingress(4);
+    await right.printed('ingress listening');
+    expect(await right.stop('SIGTERM')).toBe(0);
+    redis.disconnect();
+  });
 });
 
 describe('the partitions command', () => {
   const prefix = countPrefix;
-  afterEach(async () => {
-    const redis = newTestRedis();
-    await deleteKeys(redis, prefix);
-    redis.disconnect();
-  });
-
   it('changes the count once drained, which stops the processes on the old count', async () => {
     const port = await freePort();
     const running = await ingress(4, port);
@@ -216,20 +225,5 @@ describe('the partitions command', () => {
     const next = await ingress(12);
     await next.printed('ingress listening');
     expect(await next.stop('SIGTERM')).toBe(0);
-  });
-
-  it('stops an ingress whose count differs from the one work is stored under, in one line', async () => {
-    const redis = newTestRedis();
-    await redis.set(partitionCountKey(prefix), '4');
-    await redis.rpush(`${new Partitions(prefix, 4).prefix(1)}:actions:wait`, 'job');
-    const wrong = await ingress(12);
-    expect(await wrong.exited).toBe(1);
-    expect(wrong.output).toMatch(
-      /QUEUE_PARTITIONS is 12 but Redis holds work stored under 4 partitions \(1 action jobs\)/,
-    );
-    const right = await ingress(4);
-    await right.printed('ingress listening');
-    expect(await right.stop('SIGTERM')).toBe(0);
-    redis.disconnect();
   });
 });
