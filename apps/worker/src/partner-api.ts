@@ -94,7 +94,7 @@ export class PartnerApi {
       try {
         const response = await this.send(url, call, token, deadline.signal);
         status = response.statusCode;
-        text = await response.body.text().catch(() => '');
+        text = await readAtMost(response.body, MAX_ANSWER_BYTES);
         retryAfter = response.headers['retry-after'];
       } finally {
         deadline.clear();
@@ -174,6 +174,29 @@ export function callDeadline(
       outer?.removeEventListener('abort', onAbort);
     },
   };
+}
+
+/**
+ * The most of an answer's body the worker reads: an error keeps its first 200 characters, and a
+ * success's body is not used, so a partner answering megabytes costs the worker no more memory.
+ */
+export const MAX_ANSWER_BYTES = 65_536;
+
+/** The first `max` bytes of `body`, as text; the rest is not read (the connection is closed). */
+async function readAtMost(body: Dispatcher.ResponseData['body'], max: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      chunks.push(chunk as Buffer);
+      size += (chunk as Buffer).length;
+      // Leaving the loop destroys the body: what the partner sends after is never read.
+      if (size >= max) break;
+    }
+  } catch {
+    // An answer cut short: what came is enough.
+  }
+  return Buffer.concat(chunks).subarray(0, max).toString('utf8');
 }
 
 function parseBody(text: string): unknown {

@@ -70,6 +70,36 @@ async function withApi<T>(timeoutMs: number, use: (api: PartnerApi) => Promise<T
 }
 
 describe('the partner-API call', () => {
+  it('reads no more than 64 KB of an answer, however much the partner sends: its error keeps the start', async () => {
+    let sent = 0;
+    const whole = 64 * 1024 * 1024;
+    let finished: (bytes: number) => void;
+    const stopped = new Promise<number>((resolve) => (finished = resolve));
+    behave = (_req, res) => {
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      const chunk = Buffer.alloc(64 * 1024, 'x');
+      const more = () => {
+        while (sent < whole && !res.destroyed) {
+          sent += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', more);
+        }
+        if (!res.destroyed) res.end();
+      };
+      res.on('close', () => finished(sent));
+      more();
+    };
+    expectRequest();
+    const error = await withApi(10_000, (api) =>
+      api.call(target(), call()).catch((e: unknown) => e),
+    );
+    expect(error).toBeInstanceOf(RetryableError);
+    expect((error as RetryableError).message).toBe(
+      `POST /customers/c-1/notifications answered 500: ${'x'.repeat(200)}`,
+    );
+    // The worker closed the line long before the partner's 64 MB were through.
+    expect(await stopped).toBeLessThan(whole / 4);
+  });
+
   it('gives up on a partner that never answers: a retryable network error', async () => {
     behave = () => undefined;
     expectRequest();
