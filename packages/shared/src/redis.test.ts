@@ -112,9 +112,9 @@ describe('createRedis', () => {
       cluster.options.redisOptions?.reconnectOnError,
     ]) {
       expect(reconnect?.(new Error("READONLY You can't write against a read only replica."))).toBe(
-        2,
+        1,
       );
-      expect(reconnect?.(new Error('LOADING Redis is loading the dataset in memory'))).toBe(2);
+      expect(reconnect?.(new Error('LOADING Redis is loading the dataset in memory'))).toBe(1);
       expect(reconnect?.(new Error('ERR unknown command'))).toBe(false);
     }
     expect(cluster.options.clusterNodeRetryStrategy?.(1)).toBe(100);

@@ -85,11 +85,13 @@ export const hasHashTag = (prefix: string): boolean => /^[^{]*\{[^}]+\}/.test(pr
 /**
  * ioredis's `reconnectOnError`: after a failover behind one address (a DNS name, a virtual
  * address), a connection made before still reaches the old master, now a replica, which refuses
- * every write with READONLY; a server loading its data answers LOADING. Either way the command was
- * not run: reconnect (to wherever the address leads now) and send it again (2).
+ * every write with READONLY; a server loading its data answers LOADING. Reconnect, to wherever the
+ * address leads now, and let the command fail (1): it was not run, and its caller tries again (the
+ * ingress answers 503, BullMQ retries). Never resend it (2): a command of a transaction (MULTI)
+ * would run again on its own, outside the transaction.
  */
-export const reconnectOnFailover = (error: Error): 2 | false =>
-  /^(READONLY|LOADING)\b/.test(error.message) ? 2 : false;
+export const reconnectOnFailover = (error: Error): 1 | false =>
+  /^(READONLY|LOADING)\b/.test(error.message) ? 1 : false;
 
 /**
  * A cluster node's connection that drops is connected again, every 100 ms more up to 2 s apart
