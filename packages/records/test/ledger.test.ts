@@ -88,7 +88,7 @@ test('a quarantined webhook counts as accepted and as quarantined, and the ledge
   expect(kept).toMatchObject({ webhook_id: webhookId(1), state: 'quarantined', actions: [] });
 });
 
-test('the quarantine lists kept events newest first, with the event as received and its problems, a page at a time', async ({
+test('the quarantine lists kept events newest first, each summed up (its size and problems), a page at a time', async ({
   store,
 }) => {
   const problems = (n: number) => [{ path: 'customer_id', message: `problem ${n}` }];
@@ -111,7 +111,9 @@ test('the quarantine lists kept events newest first, with the event as received 
       event_type: 'quote.status_changed',
       entity_id: 'Q-1',
       received_at: minute(n),
-      event: { n },
+      // `{"n": 3}`: its JSON text as the store keeps it.
+      size: 8,
+      problem_count: 1,
       problems: problems(n),
     })),
   );
