@@ -172,16 +172,15 @@ describe('quarantine', () => {
     const listed = (await (
       await system.dashboard('/api/quarantine?event_type=contract.status_changed')
     ).json()) as {
-      quarantined: {
-        webhook_id: string;
-        event: { timestamp?: unknown };
-        problems: { path: string }[];
-      }[];
+      quarantined: { webhook_id: string; problems: { path: string }[] }[];
     };
     expect(listed.quarantined.find((kept) => kept.webhook_id === ack.webhook_id)).toMatchObject({
-      event: { timestamp: true },
       problems: [{ path: 'timestamp' }],
     });
+    const kept = (await (await system.dashboard(`/api/quarantine/${ack.webhook_id}`)).json()) as {
+      event: { timestamp?: unknown };
+    };
+    expect(kept.event.timestamp).toBe(true);
     expect(record.event?.timestamp).toBe(true);
     expect(record.problems?.map((problem) => problem.path)).toEqual(['timestamp']);
   });
