@@ -185,10 +185,11 @@ export class Quarantine {
           this.deps.records.quarantinedEvents(batch.map((summary) => summary.webhook_id)),
         );
         for (const summary of batch) {
-          const event = events.get(summary.webhook_id);
+          const kept = events.get(summary.webhook_id);
           // Released or discarded since it was listed: not one a release would take.
-          if (event === undefined) continue;
-          const releasable = !('problems' in this.judge({ ...summary, event }));
+          if (kept === undefined) continue;
+          // Judged with every problem it was kept for, as a release judges it, not the summary's.
+          const releasable = !('problems' in this.judge({ ...summary, ...kept }));
           if (releasable) preview.would_release += 1;
           else preview.still_invalid += 1;
           if (preview.quarantined.length < SHOWN)

@@ -220,16 +220,24 @@ export class RecordStore {
   }
 
   /**
-   * The kept events of some quarantined webhooks, by id (those not quarantined left out): what a
-   * dry run judges, read a few megabytes at a time (`Quarantine.preview`).
+   * The kept events of some quarantined webhooks, with every problem, by id (those not quarantined
+   * left out): what a dry run judges, read a few megabytes at a time (`Quarantine.preview`).
    */
-  async quarantinedEvents(ids: readonly string[]): Promise<Map<string, QuarantinedEvent['event']>> {
-    const { rows } = await this.pool.query<Pick<QuarantinedEvent, 'webhook_id' | 'event'>>(
-      `select webhook_id, event from webhooks
+  async quarantinedEvents(
+    ids: readonly string[],
+  ): Promise<Map<string, Pick<QuarantinedEvent, 'event' | 'problems'>>> {
+    const { rows } = await this.pool.query<
+      Pick<QuarantinedEvent, 'webhook_id' | 'event'> & {
+        problems: QuarantinedEvent['problems'] | null;
+      }
+    >(
+      `select webhook_id, event, problems from webhooks
         where webhook_id = any($1) and state = 'quarantined' and event is not null`,
       [ids],
     );
-    return new Map(rows.map((row) => [row.webhook_id, row.event]));
+    return new Map(
+      rows.map((row) => [row.webhook_id, { event: row.event, problems: row.problems ?? [] }]),
+    );
   }
 
   /**

@@ -36,5 +36,5 @@ test('lists each quarantined webhook summed up: the size of its event, its first
   const events = await store.quarantinedEvents([webhookId(1), webhookId(2), webhookId(3)]);
   // The webhook that is not quarantined is left out.
   expect([...events.keys()].sort()).toEqual([webhookId(1), webhookId(2)]);
-  expect(events.get(webhookId(1))).toEqual(event);
+  expect(events.get(webhookId(1))).toEqual({ event, problems });
 });
