@@ -70,7 +70,7 @@ describe('the stored partition count', () => {
   });
 });
 
-describe('the partitions command and the running guard', () => {
+describe('the partitions command', () => {
   const context = useScriptRedis();
 
   it('is changed by the partitions command once nothing waits under it, the secret kept', async () => {
@@ -91,6 +91,21 @@ describe('the partitions command and the running guard', () => {
     expect(await claimPartitionCount(redis, new Partitions(prefix, 2))).toBe(2);
   });
 
+  it('keys the map of a count stored before the map had a secret only once nothing waits under it', async () => {
+    const { redis, prefix } = context;
+    const four = new Partitions(prefix, 4);
+    await redis.set(partitionCountKey(prefix), '4');
+    await redis.rpush(`${four.prefix(3)}:actions:wait`, 'job-1');
+    const error = await failure(claimPartitionCount(redis, four));
+    expect(error.message).toBe(
+      'Redis holds work stored under 4 partitions (1 action jobs) by a partition map without a secret (a system from before it had one): drain it before starting this version, as for a change of the count (docs/operations.md#changing-the-partition-count)',
+    );
+    expect(await redis.get(keys.partitionMapKey(prefix))).toBeNull();
+    await redis.del(`${four.prefix(3)}:actions:wait`);
+    expect(await claimPartitionCount(redis, four)).toBe(4);
+    expect(await redis.get(keys.partitionMapKey(prefix))).toBe(four.mapSecret);
+  });
+
   it('counts a Redis that has none stored as one partition: the layout before partitions', async () => {
     const { redis, prefix } = context;
     await redis.rpush(`${prefix}:actions:wait`, 'job-1');
@@ -98,6 +113,10 @@ describe('the partitions command and the running guard', () => {
     expect(error.message).toContain('stored under 1 partition (');
     expect(await claimPartitionCount(redis, new Partitions(prefix, 1))).toBe(1);
   });
+});
+
+describe('the running guard', () => {
+  const context = useScriptRedis();
 
   it('stops a running process once another stores its own count', async () => {
     const { redis, prefix } = context;
@@ -112,6 +131,24 @@ describe('the partitions command and the running guard', () => {
       expect(error.code).toBe(PARTITION_COUNT_CHANGED);
       expect(error.message).toContain(
         'QUEUE_PARTITIONS is 4 but the partition count stored in Redis changed to 12 while this process ran: start it again with QUEUE_PARTITIONS=12',
+      );
+    } finally {
+      guard?.close();
+    }
+  });
+
+  it("stops a running process once the map's secret changes: two maps never take webhooks in", async () => {
+    const { redis, prefix } = context;
+    let guard: PartitionCountGuard | undefined;
+    const refused = new Promise<PartitionCountError>((resolve) => {
+      guard = new PartitionCountGuard(redis, new Partitions(prefix, 4), resolve, 20);
+    });
+    try {
+      await guard!.ready();
+      // Redis lost its keys, and another process claimed it again with a new secret.
+      await redis.set(keys.partitionMapKey(prefix), 'another-secret');
+      expect((await refused).message).toContain(
+        'the secret of the partition map stored in Redis changed while this process ran',
       );
     } finally {
       guard?.close();

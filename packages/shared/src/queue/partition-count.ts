@@ -58,6 +58,30 @@ export class PartitionCountError extends PwError<typeof PARTITION_COUNT_CHANGED>
     );
   }
 
+  /**
+   * The map's secret in Redis is not the one this process maps by (Redis lost its keys, and another
+   * process made a new one): two maps must not take webhooks in side by side.
+   */
+  static secretChanged(count: number): PartitionCountError {
+    return new PartitionCountError(
+      count,
+      count,
+      `the secret of the partition map stored in Redis changed while this process ran (Redis lost its keys?): start it again, so that every process maps entities alike (${PARTITION_DRAIN_DOCS})`,
+    );
+  }
+
+  /**
+   * Work waits under `stored` partitions, placed by the map of a system from before the map had a
+   * secret: keying it now would move entities from their partitions.
+   */
+  static unkeyed(stored: number, work: string): PartitionCountError {
+    return new PartitionCountError(
+      stored,
+      stored,
+      `Redis holds work stored under ${plural(stored)} (${work}) by a partition map without a secret (a system from before it had one): drain it before starting this version, as for a change of the count (${PARTITION_DRAIN_DOCS})`,
+    );
+  }
+
   /** The partitions command cannot change `stored` to `wanted`: `reason`. */
   static notChanged(stored: number, wanted: number, reason: string): PartitionCountError {
     return new PartitionCountError(
@@ -157,6 +181,10 @@ export async function claimPartitionCount(
   if (stored !== partitions.count) {
     const work = await partitionWork(redis, partitions.shared, stored);
     if (work || found !== null) throw PartitionCountError.atStart(stored, partitions.count, work);
+  } else if (stored > 1 && (await redis.get(keys.partitionMapKey(partitions.shared))) === null) {
+    // A count stored before the map had a secret: its work was placed by the unkeyed map.
+    const work = await partitionWork(redis, partitions.shared, stored);
+    if (work) throw PartitionCountError.unkeyed(stored, work);
   }
   const [now, secret] = await storeCount(redis, partitions.shared, partitions.count, '');
   // Another process claimed an empty Redis with its count between our read and our write.
@@ -231,13 +259,22 @@ export class PartitionCountGuard {
   }
 
   private watch(): void {
-    const key = partitionCountKey(this.partitions.shared);
+    const { shared, count } = this.partitions;
     this.watching = setInterval(() => {
-      this.redis.get(key).then(
-        (stored) => {
-          if (stored === null || Number(stored) === this.partitions.count) return;
+      Promise.all([
+        this.redis.get(partitionCountKey(shared)),
+        this.redis.get(keys.partitionMapKey(shared)),
+      ]).then(
+        ([stored, secret]) => {
+          const error =
+            stored !== null && Number(stored) !== count
+              ? PartitionCountError.whileRunning(Number(stored), count)
+              : secret !== null && secret !== this.partitions.mapSecret
+                ? PartitionCountError.secretChanged(count)
+                : undefined;
+          if (!error) return;
           this.close();
-          this.onRefused(PartitionCountError.whileRunning(Number(stored), this.partitions.count));
+          this.onRefused(error);
         },
         // Redis away: read again at the next turn.
         () => undefined,

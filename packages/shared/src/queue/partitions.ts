@@ -43,6 +43,7 @@ export function partitionTag(queuePrefix: string, index: number, count: number):
 export class Partitions {
   readonly prefixes: readonly string[];
   private mapKey: KeyObject | undefined;
+  private secret: string | undefined;
 
   constructor(
     /** `QUEUE_PREFIX`. */
@@ -75,7 +76,13 @@ export class Partitions {
    * (`claimPartitionCount` does it), so that a sender cannot choose ids that collide.
    */
   keyMap(secret: string): void {
+    this.secret = secret;
     this.mapKey = createSecretKey(Buffer.from(secret, 'base64url'));
+  }
+
+  /** The secret the map is keyed by (`keyMap`); undefined before. */
+  get mapSecret(): string | undefined {
+    return this.secret;
   }
 
   /** True once `ofEntity` can answer: the map is keyed, or there is one partition. */
