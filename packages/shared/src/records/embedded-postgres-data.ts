@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { lstat, mkdir, mkdtemp, stat } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, realpath, stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 
 /** Where the embedded PostgreSQL keeps its data for this start. */
 export interface EmbeddedDataDir {
@@ -42,22 +42,56 @@ async function lstatIfAny(path: string): Promise<Stats | undefined> {
 }
 
 /**
- * The folder `folder` is made in: a real folder (not a link), ours or root's, and nobody else can
- * swap what is in it (not writable by others, or sticky as the temporary folder is).
+ * Every folder from `/` down to `path` (a real path: no link in it): this user's or root's, and
+ * nobody else can replace what is in it: not writable by other users (nor by its group, unless
+ * that is this user's own), or sticky, as the temporary folder is.
  */
-async function checkParent(parent: string): Promise<void> {
-  await mkdir(parent, { recursive: true, mode: 0o755 });
-  const found = await lstat(parent);
-  if (found.isSymbolicLink() || !found.isDirectory()) {
-    throw new UnsafeDataDirError(`${parent} is not a folder but a link or a file`);
+async function checkChain(path: string): Promise<void> {
+  for (let at = path; ; at = dirname(at)) {
+    const found = await lstat(at);
+    if (!found.isDirectory()) throw new UnsafeDataDirError(`${at} is not a folder`);
+    if (found.uid !== uid() && found.uid !== 0) {
+      throw new UnsafeDataDirError(`${at} belongs to another user (uid ${found.uid})`);
+    }
+    const othersWrite =
+      (found.mode & 0o002) !== 0 ||
+      ((found.mode & 0o020) !== 0 && found.gid !== process.getgid?.());
+    if (othersWrite && (found.mode & 0o1000) === 0) {
+      throw new UnsafeDataDirError(`${at} can be written by other users and is not sticky`);
+    }
+    if (dirname(at) === at) return;
   }
-  if (found.uid !== uid() && found.uid !== 0) {
-    throw new UnsafeDataDirError(`${parent} belongs to another user (uid ${found.uid})`);
+}
+
+/** Every link on the way to `path` (as given) is this user's or root's: none another user planted. */
+async function checkLinks(path: string): Promise<void> {
+  for (let at = path; dirname(at) !== at; at = dirname(at)) {
+    const found = await lstatIfAny(at);
+    if (found?.isSymbolicLink() && found.uid !== uid() && found.uid !== 0) {
+      throw new UnsafeDataDirError(`${at} is a link of another user (uid ${found.uid})`);
+    }
   }
-  const othersWrite = (found.mode & 0o022) !== 0;
-  if (othersWrite && (found.mode & 0o1000) === 0) {
-    throw new UnsafeDataDirError(`${parent} can be written by other users and is not sticky`);
+}
+
+/**
+ * The real path of `parent`, every folder on it checked (`checkChain`), the missing ones made by
+ * this process one at a time (each fails if something appeared there meanwhile).
+ */
+async function safeParent(parent: string): Promise<string> {
+  await checkLinks(parent);
+  let existing = parent;
+  const missing: string[] = [];
+  while (!(await lstatIfAny(existing))) {
+    missing.unshift(basename(existing));
+    existing = dirname(existing);
   }
+  let real = await realpath(existing);
+  await checkChain(real);
+  for (const name of missing) {
+    real = join(real, name);
+    await mkdir(real, { mode: 0o755 });
+  }
+  return real;
 }
 
 /**
@@ -86,16 +120,19 @@ async function othersReach(folder: string): Promise<boolean> {
 }
 
 /**
- * The embedded PostgreSQL's data folder, `folder` (`npm start`'s is the checkout's
+ * The embedded PostgreSQL's data folder, `asked` (`npm start`'s is the checkout's
  * `.data/postgres`), checked so that nothing another local user planted is used, nor followed:
- * its parent a real folder nobody else can write into (or sticky), the folder a real one made by
- * this user (or, run as root, by PostgreSQL's), never a link. Refuses otherwise with an
+ * no link of another user's on the way, every folder above it this user's or root's and writable
+ * by nobody else (or sticky), the folder itself a real one made by this user (or, run as root, by
+ * PostgreSQL's), never a link. Missing folders above it are made, once checked. Refuses otherwise with an
  * `UnsafeDataDirError`. Run as root, PostgreSQL runs as the system user `postgres`, which must get
  * through every folder above; when one is closed to it (a checkout under `/root`), the data goes
  * to a folder made for this start in the temporary folder, removed at stop.
  */
-export async function embeddedDataDir(folder: string): Promise<EmbeddedDataDir> {
-  await checkParent(dirname(folder));
+export async function embeddedDataDir(asked: string): Promise<EmbeddedDataDir> {
+  // Absolute, without a trailing slash (through which lstat would follow a link).
+  const resolved = resolve(asked);
+  const folder = join(await safeParent(dirname(resolved)), basename(resolved));
   const there = await checkFolder(folder);
   if (asRoot() && !(await othersReach(folder))) {
     return { dataDir: await mkdtemp(join(tmpdir(), 'pw-postgres-data-')), kept: false };

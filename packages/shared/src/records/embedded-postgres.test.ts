@@ -1,7 +1,7 @@
 // The embedded PostgreSQL of `npm start`, a real server in a temporary folder: only the apps' role
 // gets in from outside its socket folder, with the password of this start, and it is no superuser.
 import { existsSync } from 'node:fs';
-import { chmod, chown, mkdir, mkdtemp, readdir, rm, stat, symlink } from 'node:fs/promises';
+import { chmod, chown, lchown, mkdir, mkdtemp, readdir, rm, stat, symlink } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -160,26 +160,30 @@ const socketFolders = async () =>
   (await readdir(tmpdir())).filter((name) => name.startsWith('pw-postgres-socket-')).length;
 
 // Its data folder: nothing another local user planted is used or followed (docs/records.md).
+const asRoot = process.getuid?.() === 0;
+const made: string[] = [];
+/** A new folder in the temporary folder, removed after the file's tests. */
+const folder = async (name: string) => {
+  const path = await mkdtemp(join(tmpdir(), `pw-pg-${name}-`));
+  made.push(path);
+  return path;
+};
+afterAll(async () => {
+  for (const path of made) await rm(path, { recursive: true, force: true });
+});
+
 describe('the embedded PostgreSQL’s data folder', { timeout: 90_000 }, () => {
-  const asRoot = process.getuid?.() === 0;
-  const made: string[] = [];
-  const folder = async (name: string) => {
-    const path = await mkdtemp(join(tmpdir(), `pw-pg-${name}-`));
-    made.push(path);
-    return path;
-  };
-  afterAll(async () => {
-    for (const path of made) await rm(path, { recursive: true, force: true });
-  });
   it('is never a link planted in its place: refused, and what it points to is left alone', async () => {
     const parent = await folder('parent');
     const target = await folder('target');
     const before = await stat(target);
     await symlink(target, join(parent, 'postgres'));
     const sockets = await socketFolders();
-    expect(await refusedStart(join(parent, 'postgres'))).toMatch(
-      /postgres is a link or a file, not a data folder this user made/,
-    );
+    for (const asked of [join(parent, 'postgres'), `${join(parent, 'postgres')}/`]) {
+      expect(await refusedStart(asked)).toMatch(
+        /postgres is a link or a file, not a data folder this user made/,
+      );
+    }
     const after = await stat(target);
     expect([after.uid, after.gid, after.mode]).toEqual([before.uid, before.gid, before.mode]);
     expect(await readdir(target)).toEqual([]);
@@ -193,7 +197,9 @@ describe('the embedded PostgreSQL’s data folder', { timeout: 90_000 }, () => {
       /can be written by other users and is not sticky/,
     );
   });
+});
 
+describe('the embedded PostgreSQL’s data folder, run as root', { timeout: 90_000 }, () => {
   it.runIf(asRoot)('is never a folder another user made first (run as root)', async () => {
     const parent = await folder('parent');
     await mkdir(join(parent, 'postgres'));
@@ -205,6 +211,27 @@ describe('the embedded PostgreSQL’s data folder', { timeout: 90_000 }, () => {
     // Nothing was handed to that user: no socket folder, no access rules.
     expect(await socketFolders()).toBe(sockets);
   });
+
+  it.runIf(asRoot)(
+    'is never below a folder of another user, nor reached through their link (run as root)',
+    async () => {
+      const theirs = await folder('theirs');
+      await chown(theirs, 4242, 4242);
+      expect(await refusedStart(join(theirs, 'checkout', 'postgres'))).toMatch(
+        /pw-pg-theirs-\w+ belongs to another user \(uid 4242\)/,
+      );
+      // Nothing was made in it.
+      expect(await readdir(theirs)).toEqual([]);
+      const ours = await folder('ours');
+      const planted = join(await folder('links'), 'planted');
+      await symlink(ours, planted);
+      await lchown(planted, 4242, 4242);
+      expect(await refusedStart(join(planted, 'postgres'))).toMatch(
+        /planted is a link of another user \(uid 4242\)/,
+      );
+      expect(await readdir(ours)).toEqual([]);
+    },
+  );
 
   it.runIf(asRoot)(
     'run as root under a folder closed to PostgreSQL’s user, is a folder of this start, removed at stop',
