@@ -5,7 +5,7 @@
 // count changes: a process started with another count refuses to start.
 import { userInfo } from 'node:os';
 import { z } from 'zod';
-import { commonEnv, loadConfig, withCommonChecks } from '@pw/shared/config';
+import { commonEnv, configOrExit, loadConfig, withCommonChecks } from '@pw/shared/config';
 import {
   changePartitionCount,
   MAX_QUEUE_PARTITIONS,
@@ -43,7 +43,10 @@ export async function runPartitionsCommand(
     out(USAGE);
     return 2;
   }
-  const config = loadConfig(withCommonChecks(z.object(commonEnv)), env);
+  // A variable it cannot use: one line naming it, exit 1.
+  const config = configOrExit('partitions', () =>
+    loadConfig(withCommonChecks(z.object(commonEnv)), env),
+  );
   const redis = createRedis(config.REDIS_URL, config.REDIS_CLUSTER, {
     maxRetriesPerRequest: 1,
     connectionName: 'pw-partitions',

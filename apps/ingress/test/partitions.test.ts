@@ -190,6 +190,12 @@ describe('the partitions command', () => {
     expect(before.output).toContain(
       'the partition count stored in Redis is 4 (QUEUE_PARTITIONS here: 1); waiting under it: 2 action jobs, 1 unrecorded changes',
     );
+    expect(await partitionsCommand('0')).toEqual({
+      code: 2,
+      output: expect.stringContaining(
+        'usage: npm run partitions -- [COUNT] (COUNT: 1 to 1024)',
+      ) as string,
+    });
     const refused = await partitionsCommand('12');
     expect(refused.code).toBe(1);
     expect(refused.output).toContain(
