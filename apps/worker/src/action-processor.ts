@@ -10,6 +10,7 @@ import type { FailureCode, Logger } from '@pw/shared/runtime';
 import { ActionLimits, concurrencyWait } from './action-limits.js';
 import type { Admission, Wake } from './circuit-breaker.js';
 import type { ActionStart } from './action-start.js';
+import type { EntityTurns, Turn } from './entity-turns.js';
 import { boundApi } from './actions/action.js';
 import type { ActionDefinition, Outcome } from './actions/action.js';
 import { expandPath } from './actions/expand-path.js';
@@ -27,6 +28,8 @@ export interface ActionProcessorDeps {
   actionsConfig: ActionsConfig;
   start: ActionStart;
   limits: ActionLimits;
+  /** The partition's entity turns: one call at a time per entity and state-changing action. */
+  turns: EntityTurns;
   circuits: CircuitGate;
   outcomes: OutcomeStore;
   api: PartnerApi;
@@ -84,6 +87,7 @@ export async function processAction(
   if (run.settings?.enabled === false) return skip(job, run, deps, 'disabled');
   const limited = run.settings && ActionLimits.applies(run.settings) ? run.settings : undefined;
   const call = callOf(run, job.data.event);
+  const turn = 'error' in call ? undefined : turnOf(job, run);
   // The out-of-order check, the circuit's admission and, when no slot is to be waited for and
   // the event can fill the path, the call's start in the record (one command on a clean circuit).
   const begun = await deps.start.begin({
@@ -98,7 +102,10 @@ export async function processAction(
     circuit: run.circuit,
     jobId: job.id ?? webhookId,
     order: job.timestamp,
-    start: !limited && !('error' in call),
+    // A call that may wait for a slot or a turn is counted started once it gets them (a first
+    // call, waiting for no slot, at its end).
+    start: !limited && !turn && !('error' in call),
+    countAtEnd: Boolean(turn) && !limited,
     // A replayed job starts afresh in BullMQ, but its record counts calls already.
     firstStart: job.attemptsStarted <= 1 && !job.data.replayed,
     stalled: job.stalledCounter > 0,
@@ -108,11 +115,14 @@ export async function processAction(
   if (admission.kind === 'hold') await hold(job, run, deps, admission, token);
   if (admission.kind === 'wait') await waitAWhile(job, token);
   let called = false;
+  let turnTaken = false;
   try {
     if (limited) await takeSlot(job, limited, deps, token);
+    if (turn) turnTaken = await waitForTurn(job, run, deps, turn, token);
     called = true;
     return await callAction(job, run, deps, { ...begun, call }, token);
   } finally {
+    if (turnTaken) await giveTurn(turn!, run, deps);
     // No call after all (waiting for a slot): the probe or in-flight lease is given back first,
     // so that a failure to free the slot cannot keep the probe.
     if (
@@ -125,6 +135,13 @@ export async function processAction(
     }
     if (limited?.max_concurrent) await deps.limits.release(action, job.id ?? webhookId);
   }
+}
+
+/** Gives the entity's turn back once the call is over (answered, failed or timed out). */
+async function giveTurn(turn: Turn, run: Try, deps: ActionProcessorDeps): Promise<void> {
+  await deps.turns
+    .give(turn)
+    .catch((error: unknown) => run.log.warn({ err: error }, 'turn not given back'));
 }
 
 /**
@@ -179,6 +196,45 @@ async function hold(
 async function waitAWhile(job: Job<ActionJobData>, token: string | undefined): Promise<never> {
   const waits = Math.max(0, job.attemptsStarted - job.attemptsMade - 1);
   await job.moveToDelayed(Date.now() + concurrencyWait(waits), token);
+  throw new DelayedError();
+}
+
+/**
+ * The entity's turn the job's call needs: a state-changing action (`skip_when_stale`) of an event
+ * with an entity id makes one call at a time per entity (docs/architecture.md, Order).
+ */
+function turnOf(job: Job<ActionJobData>, run: Try): Turn | undefined {
+  const { entity_id: entityId, event_type: eventType, action } = job.data;
+  if (!checksStale(run) || entityId === undefined || entityId === '') return undefined;
+  return {
+    eventType,
+    entityId,
+    action,
+    jobId: job.id ?? job.data.webhook_id,
+    order: job.timestamp,
+  };
+}
+
+/**
+ * Takes the entity's turn (true), or, while another call of the action for the entity is in
+ * flight, moves the job back to wait for it without spending an attempt (`held: entity_busy`):
+ * woken when that call ends, or looking again within `TURN_LOOK_AGAIN_MS`.
+ */
+async function waitForTurn(
+  job: Job<ActionJobData>,
+  run: Try,
+  deps: ActionProcessorDeps,
+  turn: Turn,
+  token: string | undefined,
+): Promise<true> {
+  const waitMs = await deps.turns.take(turn);
+  if (waitMs === 0) return true;
+  const { webhook_id: webhookId, action } = job.data;
+  deps.metrics.actionsWaitingTurn.inc({ action });
+  await deps.outcomes
+    .waitingTurn(webhookId, action)
+    .catch((error: unknown) => run.log.warn({ err: error }, 'wait for the turn not recorded'));
+  await job.moveToDelayed(Date.now() + waitMs, token);
   throw new DelayedError();
 }
 

@@ -37,6 +37,11 @@ export interface TryStart {
   /** Count the call as started when the circuit lets it through (nothing else comes first). */
   start: boolean;
   /**
+   * The call comes after a wait of its own (its entity's turn), so it is not counted at its start;
+   * on a first start through a clean circuit it is counted at its end, as any first call.
+   */
+  countAtEnd?: boolean;
+  /**
    * The job's first start (`attemptsStarted` 1): it never failed, was never held, never waited
    * and never stalled, so it has no failures against the target and no place in its line.
    */
@@ -89,7 +94,8 @@ export class ActionStart {
       if (start.staleAfter !== undefined && (await this.newest(start)) > start.staleAfter) {
         return { stale: true };
       }
-      return { stale: false, admission: UNTRACKED, counted: 0, countsAtEnd: start.start };
+      const countsAtEnd = start.start || Boolean(start.countAtEnd);
+      return { stale: false, admission: UNTRACKED, counted: 0, countsAtEnd };
     }
     // The check first: a stale job is skipped, never held or made the probe.
     if (start.staleAfter !== undefined) {

@@ -9,6 +9,7 @@ import { ActionLimits } from './action-limits.js';
 import { processAction } from './action-processor.js';
 import type { ActionProcessorDeps } from './action-processor.js';
 import { ActionStart } from './action-start.js';
+import { EntityTurns } from './entity-turns.js';
 import { actionBackoff } from './backoff.js';
 import type { CircuitCopy } from './circuit-copy.js';
 import { wireCircuits } from './circuit-wiring.js';
@@ -108,11 +109,13 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
     if (!outcomes) throw new RangeError(`no outcome store for partition ${index}`);
     const prefix = partitions.prefix(index);
     const start = new ActionStart(stores, prefix, circuit.store, outcomes, circuit.copy);
+    const turns = new EntityTurns(stores, prefix, leaseMs, (id) => queues.ofJob(id), log);
     const actionDeps: ActionProcessorDeps = {
       ...deps,
       outcomes,
       start,
       limits,
+      turns,
       circuits: circuit.gate,
     };
     const run: ActionProcessor = (job, token, signal) =>

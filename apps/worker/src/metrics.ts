@@ -11,6 +11,7 @@ export class WorkerMetrics {
   readonly circuitOpen: Gauge<'target'>;
   readonly circuitChanges: Counter<'target' | 'change'>;
   readonly actionsHeld: Counter<'action'>;
+  readonly actionsWaitingTurn: Counter<'action'>;
   readonly poisonInputs: Counter<'target' | 'action'>;
   /** Reads the circuits of this worker's targets at each scrape (shared state, in Redis). */
   private circuits: (() => Promise<CircuitView[]>) | undefined;
@@ -35,6 +36,12 @@ export class WorkerMetrics {
       name: 'token_requests_total',
       help: 'Requests to the identity provider by outcome (success, failure)',
       labelNames: ['outcome'],
+      registers,
+    });
+    this.actionsWaitingTurn = new Counter({
+      name: 'actions_waiting_turn_total',
+      help: 'Times an action waited its turn: a call of it for the same entity was in flight (no attempt spent)',
+      labelNames: ['action'],
       registers,
     });
     this.actionsThrottled = new Counter({

@@ -1,5 +1,11 @@
 import { waitingAction } from '@pw/shared/outcomes';
-import type { ActionOutcome, ActionState, SkipReason, WebhookState } from '@pw/shared/outcomes';
+import type {
+  ActionOutcome,
+  ActionState,
+  HeldReason,
+  SkipReason,
+  WebhookState,
+} from '@pw/shared/outcomes';
 import type { AttemptOutcome, AttemptRecord, AuditRecord } from '@pw/shared/records';
 import type { WebhookSummary } from './record-types.js';
 
@@ -76,7 +82,7 @@ const toAction = (row: StoredAction): ActionOutcome => ({
   last_error: row.last_error,
   completed_at: iso(row.completed_at),
   skipped: row.skipped as SkipReason | null,
-  held: row.held as 'circuit_open' | null,
+  held: row.held as HeldReason | null,
 });
 
 export const toAttempt = (row: StoredAttempt): AttemptRecord => ({

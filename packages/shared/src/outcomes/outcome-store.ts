@@ -82,6 +82,14 @@ export class OutcomeStore {
    * why the call it just made failed, if it made one (`timing`: that call's). `countCall`: that
    * call was not counted at its start, and is now (a first try's, see `completed`).
    */
+  /**
+   * The action waits for its entity's turn: a call of it for the same entity is in flight. No
+   * attempt is spent and none is recorded.
+   */
+  async waitingTurn(webhookId: string, action: string): Promise<void> {
+    await this.change(webhookId, action, { state: 'waiting', held: 'entity_busy' });
+  }
+
   async held(
     webhookId: string,
     action: string,

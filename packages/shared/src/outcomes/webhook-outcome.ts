@@ -3,6 +3,10 @@ export type ActionState = (typeof ACTION_STATES)[number];
 export type WebhookState =
   'queued' | 'processing' | 'completed' | 'failed' | 'quarantined' | 'discarded';
 export const SKIP_REASONS = ['stale', 'disabled'] as const;
+
+/** Why an action waits without spending an attempt (`held`). */
+export const HELD_REASONS = ['circuit_open', 'entity_busy'] as const;
+export type HeldReason = (typeof HELD_REASONS)[number];
 export type SkipReason = (typeof SKIP_REASONS)[number];
 
 export interface ActionOutcome {
@@ -18,8 +22,11 @@ export interface ActionOutcome {
    * `disabled` (`ACTIONS_CONFIG` disabled it after the ingress chose it).
    */
   skipped: SkipReason | null;
-  /** `circuit_open` while the action waits for its target's circuit to close (no attempt spent). */
-  held: 'circuit_open' | null;
+  /**
+   * Why the action waits without spending an attempt: `circuit_open` while its target's circuit
+   * is open; `entity_busy` while a call of the same action for the same entity is in flight.
+   */
+  held: HeldReason | null;
 }
 
 /** What happened to one webhook: the dashboard's `GET /api/webhooks/:id` and `send --wait`. */
@@ -68,7 +75,7 @@ function actionFromRecord(record: Record<string, string>, name: string): ActionO
     last_error: field('last_error') ?? waiting.last_error,
     completed_at: field('completed_at') ?? waiting.completed_at,
     skipped: SKIP_REASONS.find((reason) => reason === field('skipped')) ?? waiting.skipped,
-    held: field('held') === 'circuit_open' ? 'circuit_open' : waiting.held,
+    held: HELD_REASONS.find((reason) => reason === field('held')) ?? waiting.held,
   };
 }
 

@@ -44,6 +44,15 @@ export const keys = {
   /** The newest `timestamp` (epoch ms) taken in for one entity, for out-of-order protection. */
   latest: (prefix: string, eventType: string, entityId: string) =>
     `${prefix}:latest:${eventType}:${entityId}`,
+  /**
+   * An entity's turn for one state-changing action: the job whose call it is, with a lease
+   * (apps/worker/src/entity-turns.ts).
+   */
+  turn: (prefix: string, eventType: string, entityId: string, action: string) =>
+    `${prefix}:turn:${eventType}:${entityId}:${action}`,
+  /** The jobs waiting for that turn, by event order. */
+  turnWaiting: (prefix: string, eventType: string, entityId: string, action: string) =>
+    `${prefix}:turn-waiting:${eventType}:${entityId}:${action}`,
   /** Set when a quarantined webhook is released or discarded: its quarantine ended. */
   quarantineEnded: (prefix: string, webhookId: string) => `${prefix}:quarantine-ended:${webhookId}`,
   /**
