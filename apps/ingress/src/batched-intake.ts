@@ -1,7 +1,9 @@
 import { annotateSpan, inProducerSpan } from '@pw/shared/runtime';
 import type { ActionName } from '@pw/shared/actions';
 import type { EventType, Problem } from '@pw/shared/events';
+import { SenderClocks, senderOf } from '@pw/shared/intake';
 import type { IntakeResult, IntakeEntry, PartitionedIntake } from '@pw/shared/intake';
+import { eventTime } from '@pw/shared/queue';
 import type { AcceptedWebhook } from '@pw/shared/queue';
 
 export interface IncomingWebhook {
@@ -33,6 +35,8 @@ export class BatchedIntake {
     >,
     /** The most webhooks sent to Redis in one transaction. */
     private readonly maxBatch = 256,
+    /** Each sender's clock, which orders its events (docs/architecture.md → Order). */
+    private readonly clocks = new SenderClocks(),
   ) {}
 
   /** Enqueues the webhook, or answers a repeat with its first ack (a producer span, tracing on). */
@@ -46,6 +50,10 @@ export class BatchedIntake {
   }
 
   private enqueue(incoming: IncomingWebhook, now: Date): Promise<IntakeResult> {
+    // A quarantined event is not applied: its time orders nothing, and its clock is not learnt.
+    const orderMs = incoming.problems
+      ? undefined
+      : this.clocks.orderTime(senderOf(incoming.event), eventTime(incoming.event), now.getTime());
     const webhook: AcceptedWebhook = {
       webhook_id: this.intake.newWebhookId(incoming.entityId || incoming.canonical),
       event_type: incoming.eventType,
@@ -53,6 +61,7 @@ export class BatchedIntake {
       received_at: now.toISOString(),
       actions: incoming.actions,
       event: incoming.event,
+      ...(orderMs === undefined ? {} : { order_ms: orderMs }),
       ...(incoming.problems ? { problems: incoming.problems } : {}),
     };
     annotateSpan({

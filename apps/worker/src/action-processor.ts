@@ -97,7 +97,8 @@ export async function processAction(
     entityId: job.data.entity_id,
     staleAfter:
       checksStale(run) && job.data.entity_id !== undefined
-        ? orderTime(job.data.event, Date.parse(job.data.received_at ?? '') || job.timestamp)
+        ? (job.data.order_ms ??
+          orderTime(job.data.event, Date.parse(job.data.received_at ?? '') || job.timestamp))
         : undefined,
     circuit: run.circuit,
     jobId: job.id ?? webhookId,

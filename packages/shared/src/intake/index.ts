@@ -3,5 +3,6 @@
 // inside.
 export * from './webhook-intake.js';
 export * from './partitioned-intake.js';
+export * from './sender-clocks.js';
 export { decodeAck, encodeAck } from './kept-acks.js';
 export type { KeptAck } from './kept-acks.js';

@@ -179,7 +179,7 @@ export class WebhookIntake {
       const digest = createHash('sha256').update(canonicalJson(webhook.event)).digest('hex');
       addQuarantineEnd(transaction, { queuePrefix, recordTtlSeconds }, webhook, mode, {
         dedup: dedupEntry(queuePrefix, eventTime(webhook.event), digest),
-        eventTimeMs: orderTime(webhook.event, Date.parse(webhook.received_at)),
+        eventTimeMs: webhook.order_ms ?? orderTime(webhook.event, Date.parse(webhook.received_at)),
         latestKeepMs: deadLetterSeconds(recordTtlSeconds) * 1000,
         actionDedupKeys: jobs.map((job) => `${this.actionsQueue.keys.de}:${job.id}`),
         storedNewestMs,
@@ -245,7 +245,8 @@ export class WebhookIntake {
       // A quarantined event is not applied: it must not make its entity's later events stale.
       eventTimeMs: entry.webhook.problems
         ? undefined
-        : orderTime(entry.webhook.event, Date.parse(entry.webhook.received_at)),
+        : (entry.webhook.order_ms ??
+          orderTime(entry.webhook.event, Date.parse(entry.webhook.received_at))),
       // As long as an older event of the entity may still be retried.
       latestKeepMs: deadLetterSeconds(recordTtlSeconds) * 1000,
       actionDedupKeys: entry.jobs.map((job) => `${this.actionsQueue.keys.de}:${job.id}`),

@@ -44,6 +44,7 @@ export function actionJobs(
         backoff: settings?.backoff ?? defaults.backoff,
         entity_id: webhook.entity_id,
         received_at: webhook.received_at,
+        ...(webhook.order_ms === undefined ? {} : { order_ms: webhook.order_ms }),
       },
       opts: {
         jobId: actionJobId(webhook.webhook_id, action),

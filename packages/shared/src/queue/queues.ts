@@ -51,6 +51,12 @@ export interface AcceptedWebhook {
   /** The event as received, without `signature`. */
   event: Record<string, unknown>;
   /**
+   * The time (ms, on the receiver's clock) that orders the entity's events: the event's
+   * `timestamp` read on its sender's clock, never later than its arrival (`SenderClocks`).
+   * Absent: `orderTime` (the `timestamp`, never later than `received_at`).
+   */
+  order_ms?: number;
+  /**
    * Present for an authentic event that failed its schema: why (one per field). Such a webhook is
    * kept, quarantined, and sets off no action (docs/webhook-api.md, Quarantine).
    */
@@ -93,6 +99,8 @@ export interface ActionJobData {
   entity_id?: string;
   /** When the ingress took the webhook in (ISO): with the event's time, it orders the entity's events. */
   received_at?: string;
+  /** The webhook's `order_ms`, when the ingress read the event's time on its sender's clock. */
+  order_ms?: number;
   /**
    * An operator replayed the job: its record already counts calls, so no try of it is a first
    * call that nothing counted (the worker's common path, `OutcomeStore.settled`).

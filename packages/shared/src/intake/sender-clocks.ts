@@ -1,0 +1,110 @@
+/** What an ingress process estimates of one sender's clock, as operators see it. */
+export interface SenderClock {
+  /** `metadata.partner_id` of its events ('' for events that name none). */
+  sender: string;
+  /**
+   * The receiver's clock minus the sender's (ms): positive when the sender's clock runs behind,
+   * negative when it runs ahead (the median of `arrival - timestamp` over its recent events).
+   */
+  offset_ms: number;
+  /** How many recent events the estimate is made of. */
+  samples: number;
+  /** When this estimate was made (ISO). */
+  at: string;
+}
+
+export interface SenderClocksOptions {
+  /** The recent events kept per sender. @defaultValue 101 */
+  window?: number;
+  /** Events needed before the estimate is used. @defaultValue 3 */
+  minSamples?: number;
+  /** Senders tracked at most (the least recently seen forgotten first). @defaultValue 256 */
+  maxSenders?: number;
+}
+
+/** The sender of an event: its `metadata.partner_id`, when it is a short string. */
+export function senderOf(event: Record<string, unknown>): string {
+  const metadata = event.metadata;
+  if (metadata === null || typeof metadata !== 'object') return '';
+  const id = (metadata as Record<string, unknown>).partner_id;
+  return typeof id === 'string' && id.length <= 128 ? id : '';
+}
+
+interface Track {
+  /** `arrival - timestamp` of its recent events, oldest first. */
+  samples: number[];
+  /** The median of `samples`, or undefined before `minSamples`. */
+  estimate: number | undefined;
+}
+
+/**
+ * Each sender's clock as this process sees it (docs/architecture.md → Order): the median, over its
+ * recent events, of when each arrived minus its `timestamp`. An entity's events are ordered by
+ * their `timestamp` read on that clock (`orderTime`), so a sender whose clock runs steadily ahead
+ * or behind (up to `MAX_CLOCK_SKEW_SECONDS`) has its events ordered as it sent them; the median
+ * stays where most events put it, so one event dated ahead of its sender's clock moves it not.
+ */
+export class SenderClocks {
+  private readonly tracks = new Map<string, Track>();
+  private readonly window: number;
+  private readonly minSamples: number;
+  private readonly maxSenders: number;
+
+  constructor(options: SenderClocksOptions = {}) {
+    this.window = options.window ?? 101;
+    this.minSamples = options.minSamples ?? 3;
+    this.maxSenders = options.maxSenders ?? 256;
+  }
+
+  /**
+   * The time (ms, on the receiver's clock) that orders an event of `sender` among its entity's
+   * events: its `timestamp` read on the sender's clock, never later than its arrival (so that an
+   * event dated ahead of its sender's own clock counts as taken in when it was, and cannot make
+   * the entity's later events look older). Learns the sender's clock from it afterwards.
+   */
+  orderTime(
+    sender: string,
+    timestampMs: number | undefined,
+    arrivalMs: number,
+  ): number | undefined {
+    if (timestampMs === undefined || Number.isNaN(timestampMs)) return undefined;
+    const offset = this.tracks.get(sender)?.estimate ?? 0;
+    this.observe(sender, arrivalMs - timestampMs);
+    return Math.min(timestampMs + offset, arrivalMs);
+  }
+
+  /** Every sender's estimate, for operators. */
+  snapshot(now = new Date()): SenderClock[] {
+    return [...this.tracks]
+      .filter(([, track]) => track.estimate !== undefined)
+      .map(([sender, track]) => ({
+        sender,
+        offset_ms: Math.round(track.estimate!),
+        samples: track.samples.length,
+        at: now.toISOString(),
+      }));
+  }
+
+  private observe(sender: string, sample: number): void {
+    let track = this.tracks.get(sender);
+    if (track) {
+      // Most recently seen last: the first is the one to forget.
+      this.tracks.delete(sender);
+    } else {
+      track = { samples: [], estimate: undefined };
+      if (this.tracks.size >= this.maxSenders) {
+        this.tracks.delete(this.tracks.keys().next().value!);
+      }
+    }
+    this.tracks.set(sender, track);
+    track.samples.push(sample);
+    if (track.samples.length > this.window) track.samples.shift();
+    track.estimate = track.samples.length >= this.minSamples ? median(track.samples) : undefined;
+  }
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
