@@ -28,6 +28,7 @@ import { operatorApi } from './operator-routes.js';
 import { queueBoard } from './queue-board.js';
 import type { RecordReader } from './records-api.js';
 import type { Trends } from './trends.js';
+import type { SenderClock } from '@pw/shared/intake';
 
 export interface DashboardDeps {
   /** The board's queues: every partition's `actions` queue, in partition order. */
@@ -46,6 +47,8 @@ export interface DashboardDeps {
   rejected: Pick<RejectedChanges, 'list' | 'redrive' | 'discard'>;
   /** The console's per-minute trends (`trends.ts`). */
   trends: () => Promise<Trends>;
+  /** Each sender's clock as the ingress processes estimate it (`readSenderClocks`). */
+  senderClocks: () => Promise<SenderClock[]>;
   /** `ACTIONS_CONFIG`, whose disabled actions a rules preview leaves out. */
   actionsConfig?: ActionsConfig;
   /** The record store (search, audit log, ledger), when `DATABASE_URL` is set. */

@@ -16,12 +16,15 @@ import type { RecordReader } from './records-api.js';
 import { rulesApi } from './rules-routes.js';
 import type { RulesApiDeps } from './rules-routes.js';
 import type { Trends } from './trends.js';
+import type { SenderClock } from '@pw/shared/intake';
 import { webhookIdParam } from './webhook-id.js';
 
 export interface OperatorApiDeps
   extends CircuitApiDeps, RulesApiDeps, RejectedChangeApiDeps, QuarantineApiDeps {
   operator: Operator;
   trends: () => Promise<Trends>;
+  /** Each sender's clock as the ingress processes estimate it. */
+  senderClocks: () => Promise<SenderClock[]>;
   /** The record store, when `DATABASE_URL` is set. */
   records?: RecordReader;
   audit: Pick<AuditLog, 'record'>;
@@ -69,6 +72,11 @@ export function operatorApi(deps: OperatorApiDeps): express.Router {
 
   api.get('/trends', async (_req, res) => {
     res.json(await deps.trends());
+  });
+
+  // How far each sender's clock runs from the receiver's: events are ordered on it.
+  api.get('/sender-clocks', async (_req, res) => {
+    res.json({ senders: await deps.senderClocks() });
   });
 
   api.use('/circuits', circuitApi(deps));

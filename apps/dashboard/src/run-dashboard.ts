@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { RecordStore, RejectedChanges } from '@pw/records';
 import { CircuitBoard } from '@pw/shared/circuits';
 import { retryPolicy } from '@pw/shared/config';
-import { PartitionedIntake } from '@pw/shared/intake';
+import { PartitionedIntake, readSenderClocks } from '@pw/shared/intake';
 import { OutcomeStore } from '@pw/shared/outcomes';
 import { ActionQueues, PartitionCountGuard, Partitions } from '@pw/shared/queue';
 import { AuditLog } from '@pw/shared/records';
@@ -130,6 +130,7 @@ function dashboardApp(
     rules,
     metrics: metrics.registry,
     trends: () => readTrends(redis, partitions, actions.all),
+    senderClocks: () => readSenderClocks(redis, config.QUEUE_PREFIX),
     actionsConfig: config.actions,
     log,
     credentials: { user: config.user, password: config.password },

@@ -1,4 +1,5 @@
 import type { Queue } from 'bullmq';
+import { publishSenderClocks, readSenderClocks, SenderClocks } from '@pw/shared/intake';
 import { UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import request from 'supertest';
@@ -103,6 +104,7 @@ beforeAll(() => {
     rules: new RulesStore(redis, { queuePrefix: prefix, seed: DEFAULT_RULES }),
     metrics: metrics.registry,
     trends: () => readTrends(redis, prefix, [actions]),
+    senderClocks: () => readSenderClocks(redis, prefix),
     log: createLogger({ name: 'dashboard-test', level: 'silent' }),
     audit: new AuditLog(redis, prefix, createLogger({ name: 'dashboard-test', level: 'silent' })),
     rejected: new RejectedChanges(redis, prefix),
@@ -506,5 +508,23 @@ describe('routing rules preview', () => {
     expect(((await get('/api/rules')).body as { rules: unknown[] }).rules).toHaveLength(
       DEFAULT_RULES.length,
     );
+  });
+});
+
+describe('sender clocks', () => {
+  it("lists how far each sender's clock runs from the receiver's, as the ingress estimates it", async () => {
+    const clocks = new SenderClocks();
+    const now = Date.now();
+    for (let i = 0; i < 5; i++) clocks.orderTime('partner-1', now - 120_000 + i, now + i);
+    for (let i = 0; i < 5; i++) clocks.orderTime('partner-2', now + 30_000 + i, now + i);
+    await publishSenderClocks(redis, prefix, clocks);
+    const response = await get('/api/sender-clocks');
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({
+      senders: [
+        { sender: 'partner-1', offset_ms: 120_000, samples: 5, at: expect.any(String) as string },
+        { sender: 'partner-2', offset_ms: -30_000, samples: 5, at: expect.any(String) as string },
+      ],
+    });
   });
 });

@@ -25,6 +25,7 @@ import { createDashboardMetrics } from '../src/metrics.js';
 import { Operator } from '../src/operator.js';
 import { Quarantine } from '../src/quarantine.js';
 import { readTrends } from '../src/trends.js';
+import { readSenderClocks } from '@pw/shared/intake';
 
 /** The basic-auth account every harness dashboard has. */
 export const AUTH = { user: 'operator', password: 'correct horse' };
@@ -153,6 +154,7 @@ export function startDashboard(options: DashboardOptions = {}): DashboardHarness
     rules,
     metrics: metrics.registry,
     trends: () => readTrends(redis, partitions, queues.all),
+    senderClocks: () => readSenderClocks(redis, prefix),
     log,
     audit: new AuditLog(redis, partitions, log),
     rejected: new RejectedChanges(redis, partitions),

@@ -4,7 +4,13 @@
 import cluster from 'node:cluster';
 import { collectDefaultMetrics } from 'prom-client';
 import { retryPolicy } from '@pw/shared/config';
-import { PartitionedIntake } from '@pw/shared/intake';
+import {
+  PartitionedIntake,
+  publishSenderClocks,
+  readSenderClocks,
+  SENDER_CLOCKS_PUBLISH_MS,
+  SenderClocks,
+} from '@pw/shared/intake';
 import { PartitionCountGuard, Partitions } from '@pw/shared/queue';
 import { IngressCounts } from '@pw/shared/records';
 import { closeServer, createHttpServer, createRedis, redisHosts } from '@pw/shared/runtime';
@@ -51,8 +57,9 @@ export async function runIngress(
     redis,
     partitions.prefix(Math.floor(Math.random() * partitions.count)),
   );
+  const { clocks, publishing } = senderClocks(redis, config.QUEUE_PREFIX, log);
   const app = createApp({
-    intake: new BatchedIntake(intake),
+    intake: new BatchedIntake(intake, undefined, clocks),
     rules,
     redis,
     log,
@@ -83,12 +90,31 @@ export async function runIngress(
         'stopping: answering requests in flight',
       );
       await closeServer(server, config.SHUTDOWN_GRACE_MS, log);
+      clearInterval(publishing);
       await counts.close();
       await intake.close();
       redis.disconnect();
       rulesSubscriber.disconnect();
     },
   };
+}
+
+/**
+ * Each sender's clock, learnt from its events, which orders them (docs/architecture.md → Order),
+ * published for operators every `SENDER_CLOCKS_PUBLISH_MS`.
+ */
+function senderClocks(redis: RedisClient, sharedPrefix: string, log: Logger) {
+  const clocks = new SenderClocks();
+  readSenderClocks(redis, sharedPrefix).then(
+    (published) => clocks.seed(published),
+    (error: unknown) => log.debug({ err: error }, 'no sender clocks read at start'),
+  );
+  const publishing = setInterval(() => {
+    publishSenderClocks(redis, sharedPrefix, clocks).catch((error: unknown) =>
+      log.debug({ err: error }, 'sender clocks not published'),
+    );
+  }, SENDER_CLOCKS_PUBLISH_MS).unref();
+  return { clocks, publishing };
 }
 
 /** What the ingress's app is told of the configuration. */

@@ -1,3 +1,6 @@
+import { keys } from '../queue/redis-keys.js';
+import type { RedisClient } from '../redis.js';
+
 /** What an ingress process estimates of one sender's clock, as operators see it. */
 export interface SenderClock {
   /** `metadata.partner_id` of its events ('' for events that name none). */
@@ -33,7 +36,7 @@ export function senderOf(event: Record<string, unknown>): string {
 interface Track {
   /** `arrival - timestamp` of its recent events, oldest first. */
   samples: number[];
-  /** The median of `samples`, or undefined before `minSamples`. */
+  /** The median of `samples`; before `minSamples`, a published one (`seed`), or undefined. */
   estimate: number | undefined;
 }
 
@@ -73,6 +76,17 @@ export class SenderClocks {
     return Math.min(timestampMs + offset, arrivalMs);
   }
 
+  /**
+   * Starts from estimates published before (by this or another ingress process), each used until
+   * this process has seen `minSamples` events of its sender: a restart does not forget a clock.
+   */
+  seed(published: readonly SenderClock[]): void {
+    for (const clock of published) {
+      if (this.tracks.has(clock.sender) || this.tracks.size >= this.maxSenders) continue;
+      this.tracks.set(clock.sender, { samples: [], estimate: clock.offset_ms });
+    }
+  }
+
   /** Every sender's estimate, for operators. */
   snapshot(now = new Date()): SenderClock[] {
     return [...this.tracks]
@@ -99,7 +113,7 @@ export class SenderClocks {
     this.tracks.set(sender, track);
     track.samples.push(sample);
     if (track.samples.length > this.window) track.samples.shift();
-    track.estimate = track.samples.length >= this.minSamples ? median(track.samples) : undefined;
+    if (track.samples.length >= this.minSamples) track.estimate = median(track.samples);
   }
 }
 
@@ -107,4 +121,40 @@ function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = sorted.length >> 1;
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** How often an ingress process publishes its estimates for operators (ms). */
+export const SENDER_CLOCKS_PUBLISH_MS = 10_000;
+/** How long a published estimate is kept without a newer one (s). */
+const PUBLISHED_KEEP_SECONDS = 86_400;
+
+/**
+ * Publishes this process's estimates for operators, under the shared prefix (written every
+ * `SENDER_CLOCKS_PUBLISH_MS`, never per webhook): each sender's latest estimate by any ingress
+ * process. The ingress writes them; the dashboard reads them (`readSenderClocks`).
+ */
+export async function publishSenderClocks(
+  redis: RedisClient,
+  sharedPrefix: string,
+  clocks: SenderClocks,
+): Promise<void> {
+  const snapshot = clocks.snapshot();
+  if (snapshot.length === 0) return;
+  const key = keys.senderClocks(sharedPrefix);
+  await redis
+    .multi()
+    .hset(key, ...snapshot.flatMap((clock) => [clock.sender, JSON.stringify(clock)]))
+    .expire(key, PUBLISHED_KEEP_SECONDS)
+    .exec();
+}
+
+/** Every sender's published clock, by sender name. */
+export async function readSenderClocks(
+  redis: RedisClient,
+  sharedPrefix: string,
+): Promise<SenderClock[]> {
+  const published = await redis.hgetall(keys.senderClocks(sharedPrefix));
+  return Object.values(published)
+    .map((text) => JSON.parse(text) as SenderClock)
+    .sort((a, b) => a.sender.localeCompare(b.sender));
 }

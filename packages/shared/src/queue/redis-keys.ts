@@ -80,6 +80,8 @@ export const keys = {
 
   // Shared (the shared prefix).
 
+  /** Each sender's clock as the ingress processes estimate it, by sender (a hash of JSON). */
+  senderClocks: (prefix: string) => `${prefix}:sender-clocks`,
   /** Where the partition count in use is stored. */
   partitionCount: (prefix: string) => `${prefix}:partitions`,
   /** The secret that keys the entity-to-partition map, kept beside the partition count. */
