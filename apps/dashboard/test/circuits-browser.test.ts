@@ -3,6 +3,7 @@
 // listed, each a link to its webhook's page; no console error or CSP violation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { circuitKeys } from '@pw/shared/circuits';
+import { publishSenderClocks, SenderClocks } from '@pw/shared/intake';
 import { actionJobId } from '@pw/shared/queue';
 import { startConsoleInBrowser } from './console-browser.js';
 import type { ConsoleInBrowser } from './console-browser.js';
@@ -97,6 +98,23 @@ describe('the console’s circuits page', () => {
     await page.getByRole('heading', { name: `Webhook ${NEWEST}` }).waitFor();
     await page.getByText('quote.status_changed').first().waitFor();
     expect(page.url()).toMatch(new RegExp(`#/webhooks/${NEWEST}$`));
+    expect(problems).toEqual([]);
+    await page.context().close();
+  }, 60_000);
+
+  it('shows each sender’s clock as the ingress estimates it', async () => {
+    const clocks = new SenderClocks();
+    const now = Date.now();
+    // One sender 120 s ahead, one 3.2 s behind: what the ingress learns from their events.
+    for (let i = 0; i < 3; i++) clocks.orderTime('partner-ahead', now + 120_000, now);
+    for (let i = 0; i < 3; i++) clocks.orderTime('partner-behind', now - 3200, now);
+    await publishSenderClocks(browsing.h.redis, browsing.h.prefix, clocks);
+    const problems: string[] = [];
+    const page = await browsing.open('#/circuits', problems);
+    const table = page.getByRole('table', { name: 'Sender clocks' });
+    const row = (sender: string) => table.getByRole('row').filter({ hasText: sender });
+    await expect.poll(() => row('partner-ahead').textContent()).toContain('120.0 s ahead');
+    expect(await row('partner-behind').textContent()).toContain('3.2 s behind');
     expect(problems).toEqual([]);
     await page.context().close();
   }, 60_000);

@@ -2,6 +2,7 @@
 // JSON both ways. Every failure becomes an `ApiError` carrying the API's own error body.
 
 import type { Problem } from '@pw/shared/operator-api';
+export type { SenderClock } from '@pw/shared/intake';
 
 export class ApiError extends Error {
   constructor(

@@ -2,7 +2,7 @@
 // inputs it judges poison; opened or closed by hand.
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import type { CircuitView } from '../api.js';
+import type { CircuitView, SenderClock } from '../api.js';
 import { href } from '../router.js';
 import {
   Badge,
@@ -61,7 +61,58 @@ export function CircuitsPage() {
           )
         }
       </Show>
+      <SenderClocks />
     </section>
+  );
+}
+
+/** A clock offset as people read it: `120.0 s ahead`, `3.2 s behind`, `in step`. */
+function offsetText(offsetMs: number): string {
+  if (Math.abs(offsetMs) < 50) return 'in step';
+  return `${(Math.abs(offsetMs) / 1000).toFixed(1)} s ${offsetMs < 0 ? 'ahead' : 'behind'}`;
+}
+
+/** Each sender's clock as the ingress estimates it: events are ordered on it. */
+function SenderClocks() {
+  const [loaded] = useLoad(
+    () => api<{ senders: SenderClock[] }>('/sender-clocks'),
+    'clocks',
+    10_000,
+  );
+  return (
+    <>
+      <h2>Sender clocks</h2>
+      <p class="muted">
+        How far each sender&apos;s clock runs from this system&apos;s, as the ingress estimates it
+        from the sender&apos;s recent events (the median of arrival minus timestamp). An
+        entity&apos;s events are ordered by their timestamp read on that clock.
+      </p>
+      <Show loaded={loaded}>
+        {({ senders }) =>
+          senders.length === 0 ? (
+            <p class="muted">No sender&apos;s clock is known yet.</p>
+          ) : (
+            <div class="scroll">
+              <table aria-label="Sender clocks">
+                <Columns names={['Sender', 'Its clock', 'From events', 'Estimated']} />
+                <tbody>
+                  {senders.map((clock) => (
+                    <tr key={clock.sender}>
+                      <td>{clock.sender || '(no partner_id)'}</td>
+                      <td>{offsetText(clock.offset_ms)}</td>
+                      <td>{clock.samples}</td>
+                      <td>
+                        <Time at={clock.at} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )
+        }
+      </Show>
+    </>
   );
 }
 

@@ -187,6 +187,14 @@ function Replay({
   );
 }
 
+/** What a hold means, for the badge's title. */
+const HELD_MEANS: Record<NonNullable<ActionRecord['held']>, string> = {
+  circuit_open:
+    "its target's circuit is open: it waits, spending no attempt, for a probe to succeed",
+  entity_busy:
+    'it waits its turn, spending no attempt: a call of this action for the same entity is in flight',
+};
+
 function ActionView({ webhookId, action }: { webhookId: string; action: ActionRecord }) {
   const jobId = `${webhookId}.${action.name}`;
   return (
@@ -194,7 +202,11 @@ function ActionView({ webhookId, action }: { webhookId: string; action: ActionRe
       <header>
         <h3>{action.name}</h3>
         <Badge state={action.state} />
-        {action.held && <span class="badge badge-held">held: {action.held}</span>}
+        {action.held && (
+          <span class="badge badge-held" title={HELD_MEANS[action.held]}>
+            held: {action.held}
+          </span>
+        )}
         {action.skipped && <span class="badge">skipped: {action.skipped}</span>}
       </header>
       <dl class="facts">
