@@ -1,8 +1,12 @@
 // Order (docs/architecture.md → Order): for each entity and state-changing action, one call at a
 // time, a call waiting its turn spending no attempt (`held: entity_busy`), other entities and
 // actions not held up. The partner is the sandbox, told to hold the first call in flight.
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keys } from '@pw/shared/queue';
 import type { AcceptedWebhook } from '@pw/shared/queue';
+import { newTestRedis } from '@pw/test-utils';
+import { PartnerApi } from '../src/partner-api.js';
 import { webhookJob } from './fixtures.js';
 import { startWorkerHarness } from './harness.js';
 import type { WorkerHarness } from './harness.js';
@@ -81,5 +85,68 @@ describe("one entity's state-changing calls", () => {
       hold.release();
     }
     await h.finished(busy.webhook_id);
+  });
+});
+
+describe('bursts of one entity’s events, in any order', () => {
+  it('never overlap its calls, and end at the newest event’s (fast-check over arrival orders)', async () => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.shuffledSubarray([0, 1, 2, 3], { minLength: 4 }), async (order) => {
+        const id = `burst-${run++}`;
+        const now = Date.now();
+        const events = [0, 1, 2, 3].map((n) =>
+          webhookJob('quote', 'modified', { id, now: new Date(now - 60_000 + n * 1000) }),
+        );
+        // Taken in at once, in the generated order.
+        await Promise.all(order.map((n) => h.enqueue(events[n]!)));
+        for (const event of events) await h.finished(event.webhook_id);
+        const calls = events
+          .flatMap((event, n) => callsOf(event, action).map((call) => ({ n, call })))
+          .sort((a, b) => a.call.received_at.getTime() - b.call.received_at.getTime());
+        for (let i = 1; i < calls.length; i++) {
+          expect(calls[i]!.call.received_at.getTime()).toBeGreaterThanOrEqual(
+            calls[i - 1]!.call.at.getTime(),
+          );
+        }
+        expect(calls.at(-1)?.n).toBe(3);
+      }),
+      { numRuns: 12 },
+    );
+  });
+});
+
+describe('a turn whose worker died mid-call', () => {
+  it('is taken by the next job once its lease has run out', async () => {
+    // A lease of the job lock (1 s) and two call time-outs (0.5 s each).
+    const short = await startWorkerHarness({
+      lockMs: 1000,
+      api: (tokens) => new PartnerApi({ tokens, timeoutMs: 500 }),
+    });
+    try {
+      const next = webhookJob('quote', 'sent', { id: 'turn-dead' });
+      // What a worker killed during its call leaves: the turn, held by its job, with its lease.
+      const prefix = short.partitions.prefix(0);
+      const turn = keys.turn(prefix, next.event_type, next.entity_id, action);
+      const redis = newTestRedis();
+      await redis.set(turn, 'wh_deadworker0000000000.update_sales_opportunity', 'PX', 2000);
+      redis.disconnect();
+      const heldUntil = Date.now() + 2000;
+      await short.enqueue(next);
+      await short.until(next.webhook_id, (outcome) =>
+        outcome.actions.some((a) => a.name === action && a.held === 'entity_busy'),
+      );
+      const done = await short.finished(next.webhook_id);
+      expect(done.actions.find((a) => a.name === action)).toMatchObject({
+        state: 'completed',
+        attempts: 1,
+      });
+      const [call] = short.sandbox.api.calls.filter(
+        (c) => (c.body as { webhook_id?: string; action?: string } | null)?.action === action,
+      );
+      expect(call!.received_at.getTime()).toBeGreaterThanOrEqual(heldUntil - 50);
+    } finally {
+      await short.close();
+    }
   });
 });
