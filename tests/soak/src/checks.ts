@@ -3,6 +3,9 @@
 import pg from 'pg';
 import type { RecordedCall } from '@pw/sandbox';
 import { endsActionAtOnce } from './outage-calls.js';
+import { orderFindings } from './order-check.js';
+import type { OrderFindings } from './order-check.js';
+import { API_TIMEOUT_MS } from './system.js';
 import type { Delivery, Purpose } from './traffic.js';
 
 /** Webhook states a soak ends in: nothing left to run. */
@@ -104,6 +107,8 @@ export interface Findings {
    */
   stale_older: number;
   older: number;
+  /** Each entity's state-changing calls one at a time, the last its newest event's. */
+  order: OrderFindings;
 }
 
 /** The calls the partner answered 2xx, by `Idempotency-Key`: how many each. */
@@ -151,6 +156,7 @@ const nothingFound = (acknowledged: number): Findings => ({
   },
   stale_older: 0,
   older: 0,
+  order: { entities: 0, backwards: [], overlapping: [] },
 });
 
 /**
@@ -220,6 +226,7 @@ export function findings(
     result.effects.repeated_calls += count - 1;
     if (!expected.has(key)) result.effects.unexpected.push(key);
   }
+  result.order = orderFindings(deliveries, calls, API_TIMEOUT_MS);
   result.effects.expected = expected.size;
   result.effects.applied = [...applied.keys()].filter((key) => expected.has(key)).length;
   return result;

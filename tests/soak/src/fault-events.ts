@@ -58,6 +58,19 @@ export class FaultEvents {
     }
   }
 
+  /**
+   * Sends `size` events of one new quote at once, dated a second apart and sent in a shuffled
+   * order (`burst`): its state-changing calls must run one at a time and end at the newest's.
+   */
+  entityBurst(size: number): void {
+    const quote = `soak-burst-${randomBytes(4).toString('hex')}`;
+    const now = Date.now();
+    const dated = Array.from({ length: size }, (_, n) => new Date(now - (size - n) * 1000));
+    for (const at of dated.sort(() => Math.random() - 0.5)) {
+      this.send('burst', sampleEvent('quote', { id: quote, status: 'approved', now: at }));
+    }
+  }
+
   /** Sends one ordinary quote (`trickle`), which the partner serves. */
   trickle(): void {
     this.send('trickle', {});
@@ -87,7 +100,11 @@ export class FaultEvents {
   private send(purpose: Purpose, fields: Record<string, unknown>): void {
     const id = this.options.firstId + this.deliveries.length;
     const suffix = `soak-${purpose}-${id.toString(36)}-${randomBytes(3).toString('hex')}`;
-    const event = { ...sampleEvent('quote', { id: suffix, status: 'approved' }), ...fields };
+    // A burst's events are whole; the others' differ from a sample quote in `fields`.
+    const event =
+      purpose === 'burst'
+        ? fields
+        : { ...sampleEvent('quote', { id: suffix, status: 'approved' }), ...fields };
     const delivery: Delivery = {
       event: soakEvent(id, 'quote', purpose, event),
       tries: 0,

@@ -1,7 +1,8 @@
 // The faults of a soak, on a schedule over its sending time: each kind of process killed with
 // SIGKILL and started again, Redis killed and started again from its append-only file, PostgreSQL
 // unreachable, the partner failing everything in five ways for stretches (one of them while its
-// front refuses odd paths at once), a burst of poison events, the identity provider down.
+// front refuses odd paths at once), a burst of poison events, bursts of one entity's events out of
+// order, the identity provider down.
 import type { Failure } from '@pw/sandbox';
 import type { FaultEvents } from './fault-events.js';
 import type { SoakSystem } from './system.js';
@@ -19,6 +20,7 @@ export const FAULTS = [
   'partner-reset',
   'gateway-404',
   'poison-burst',
+  'entity-burst',
   'idp-down',
 ] as const;
 export type FaultName = (typeof FAULTS)[number];
@@ -40,6 +42,9 @@ export interface FaultRecord {
   /** For a partner outage: the stretch the stand-in failed everything. */
   stretch?: Stretch;
 }
+
+/** `entity-burst`: this many quotes, each this many events sent at once in a shuffled order. */
+const ENTITY_BURSTS = { quotes: 8, events: 5 };
 
 /** Quotes of the poison customer sent at once by `poison-burst`. */
 export const POISON_BURST = 40;
@@ -206,6 +211,11 @@ async function inflict(
         detail: `${POISON_BURST} quotes of customer ${events.poisonCustomer} sent at once, the partner answering 500 to every call about it; ${trickled}`,
       };
     }
+    case 'entity-burst':
+      for (let n = 0; n < ENTITY_BURSTS.quotes; n++) events.entityBurst(ENTITY_BURSTS.events);
+      return {
+        detail: `${ENTITY_BURSTS.quotes} quotes, each ${ENTITY_BURSTS.events} events dated a second apart sent at once in a shuffled order`,
+      };
     case 'idp-down':
       await system.sandbox.idp.pause();
       await sleep(seconds.idp * 1000);

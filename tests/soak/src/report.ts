@@ -102,6 +102,11 @@ export function judge({
       `${found.older - found.stale_older} older events not stale though their entity's newer one was acknowledged first`,
     );
   }
+  count(
+    "entities whose last state-changing call was not their newest event's",
+    found.order.backwards,
+  );
+  count('entities whose state-changing calls overlapped', found.order.overlapping);
   for (const stretch of outages.stretches.filter((s) => !s.within)) {
     failures.push(
       `${stretch.fault} from ${stretch.from}: the partner got ${stretch.calls} calls in ${stretch.stretch_ms} ms of outage (bound ${stretch.bound})`,
@@ -146,6 +151,10 @@ function rows(report: SoakReport): [string, string | number][] {
     ['redeliveries sent', f.redeliveries],
     ['redeliveries given a new webhook id', f.redelivered_as_new.length],
     ['older events stale (newer acknowledged first)', `${f.stale_older} of ${f.older}`],
+    [
+      "entities in order (last call the newest event's, none overlapping)",
+      `${f.order.entities - new Set([...f.order.backwards, ...f.order.overlapping]).size} of ${f.order.entities}`,
+    ],
     ['partner effects expected', f.effects.expected],
     ['partner effects applied', f.effects.applied],
     ['partner effects missing', f.effects.missing.length],

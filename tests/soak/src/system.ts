@@ -29,6 +29,9 @@ export const COUNTS: Record<AppKind, number> = { ingress: 2, worker: 2, recorder
  * The workers' concurrency and circuit settings, set here rather than left to the defaults: the
  * bound on the partner's calls during an outage is computed from them (`outage-calls.ts`).
  */
+/** The worker's partner-call time-out (`API_TIMEOUT_MS`, ms): a call answered later ends its turn. */
+export const API_TIMEOUT_MS = 2000;
+
 export const WORKER_SETTINGS = {
   WORKER_CONCURRENCY: 20,
   CIRCUIT_FAILURE_THRESHOLD: 10,
@@ -151,7 +154,7 @@ const appSettings = (
   ACTION_ATTEMPTS: String(ACTION_ATTEMPTS),
   ACTION_BACKOFF: 'fixed',
   ACTION_BACKOFF_DELAY_MS: '500',
-  API_TIMEOUT_MS: '2000',
+  API_TIMEOUT_MS: String(API_TIMEOUT_MS),
   ...Object.fromEntries(
     Object.entries(WORKER_SETTINGS).map(([name, value]) => [name, String(value)]),
   ),

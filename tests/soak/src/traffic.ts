@@ -14,7 +14,8 @@ import { SOAK_WEBHOOK_SECRET } from './secrets.js';
  * about whom fails for good), `odd-path` ones (a `customer_id` the partner's front refuses) and
  * `trickle` ones (ordinary quotes the partner serves while the poison runs).
  */
-export type Purpose = 'plain' | 'newer' | 'older' | 'invalid' | 'poison' | 'odd-path' | 'trickle';
+export type Purpose =
+  'plain' | 'newer' | 'older' | 'invalid' | 'poison' | 'odd-path' | 'trickle' | 'burst';
 
 export interface SoakEvent {
   /** The driver's own number for the event. */

@@ -4,7 +4,9 @@
 // the poison's dead letters and the odd paths refused at once are expected, any other is not.
 import { describe, expect, it } from 'vitest';
 import type { RecordedCall } from '@pw/sandbox';
+import { sampleEvent } from '@pw/shared/events';
 import { findings, percentiles } from '../src/checks.js';
+import { orderFindings } from '../src/order-check.js';
 import type { Store } from '../src/checks.js';
 import type { Ack, Delivery, Purpose } from '../src/traffic.js';
 
@@ -206,5 +208,54 @@ describe('the soak’s expected failures', () => {
       { webhook_id: 'wh_plain', action: 'notify', error: 'http_503' },
     ]);
     expect(found.effects).toMatchObject({ expected: 1, applied: 1, missing: [], unexpected: [] });
+  });
+});
+
+describe('the order check', () => {
+  const at = (ms: number) => new Date(1_800_000_000_000 + ms);
+  /** An acknowledged quote event of `quote`, dated `dated` ms, as webhook `webhookId`. */
+  const quoteEvent = (id: number, webhookId: string, dated: number): Delivery => ({
+    ...delivery(id, ack(webhookId)),
+    event: {
+      id,
+      kind: 'quote',
+      purpose: 'burst',
+      path: '/webhooks/quote-status',
+      body: JSON.stringify(sampleEvent('quote', { id: 'order', now: at(dated) })),
+    },
+  });
+  /** The partner's call of `webhookId`'s opportunity update, from `from` to `to` ms. */
+  const opportunityCall = (webhookId: string, from: number, to: number): RecordedCall => ({
+    ...call(`${webhookId}:update_sales_opportunity`),
+    received_at: at(from),
+    at: at(to),
+  });
+  const events = [quoteEvent(1, 'wh_older', 0), quoteEvent(2, 'wh_newer', 1000)];
+
+  it('finds an entity in order when its calls came one at a time, the newest last', () => {
+    const calls = [opportunityCall('wh_older', 0, 100), opportunityCall('wh_newer', 100, 200)];
+    expect(orderFindings(events, calls, 2000)).toEqual({
+      entities: 1,
+      backwards: [],
+      overlapping: [],
+    });
+  });
+
+  it('finds a call of an older event after the newest, and calls that overlapped', () => {
+    const backwards = [opportunityCall('wh_newer', 0, 100), opportunityCall('wh_older', 100, 200)];
+    expect(orderFindings(events, backwards, 2000).backwards).toEqual([
+      'quote.status_changed Q-order update_sales_opportunity',
+    ]);
+    const overlapping = [
+      opportunityCall('wh_older', 0, 500),
+      opportunityCall('wh_newer', 100, 200),
+    ];
+    expect(orderFindings(events, overlapping, 2000).overlapping).toHaveLength(1);
+    // A call the worker gave up on (answered after its time-out) ended its turn.
+    const timedOut = [
+      opportunityCall('wh_older', 0, 3000),
+      opportunityCall('wh_newer', 2100, 2200),
+    ];
+    expect(orderFindings(events, timedOut, 2000).overlapping).toEqual([]);
   });
 });
