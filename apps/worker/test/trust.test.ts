@@ -194,7 +194,11 @@ describe("bounds on what the partner's answers and the event's ids can cost", ()
       expect(lockPrice?.last_error).toMatch(
         new RegExp(`^${code}: POST /quotes/Q-x+…x+/price-lock`),
       );
-      const failed = await actions.getJob(actionJobId(job.webhook_id, 'lock_price'));
+      // The record says failed once the worker has written it; BullMQ moves the job to its failed
+      // set when the processor has ended (its entity's turn given back first).
+      const jobId = actionJobId(job.webhook_id, 'lock_price');
+      await expect.poll(async () => (await actions.getJob(jobId))?.failedReason).toBeDefined();
+      const failed = await actions.getJob(jobId);
       expect(failed?.failedReason.length).toBeLessThanOrEqual(MAX_ERROR_LENGTH);
       const traces = failed?.stacktrace ?? [];
       expect(traces.length).toBeGreaterThan(0);
