@@ -172,7 +172,12 @@ async function send(system: SoakSystem, options: SoakOptions): Promise<Sent> {
   return {
     deliveries: [...deliveries, ...extra],
     faults,
-    fault_events: { poison: of('poison'), odd_path: of('odd-path'), trickle: of('trickle') },
+    fault_events: {
+      poison: of('poison'),
+      odd_path: of('odd-path'),
+      trickle: of('trickle'),
+      burst: of('burst'),
+    },
   };
 }
 

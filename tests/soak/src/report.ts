@@ -23,7 +23,7 @@ export interface SoakReport {
      * Of `events`, those the faults added: `poison-burst`'s poison and the ordinary quotes that
      * trickle in while it runs, and `gateway-404`'s odd paths.
      */
-    fault_events: { poison: number; odd_path: number; trickle: number };
+    fault_events: { poison: number; odd_path: number; trickle: number; burst: number };
   };
   faults: FaultRecord[];
   findings: Findings;
@@ -130,8 +130,8 @@ function rows(report: SoakReport): [string, string | number][] {
     ['apps listen on', report.listening.join(', ')],
     ['events sent', report.sent.events],
     [
-      'of them poison / odd-path / trickle',
-      `${report.sent.fault_events.poison} / ${report.sent.fault_events.odd_path} / ${report.sent.fault_events.trickle}`,
+      'of them poison / odd-path / trickle / burst',
+      `${report.sent.fault_events.poison} / ${report.sent.fault_events.odd_path} / ${report.sent.fault_events.trickle} / ${report.sent.fault_events.burst}`,
     ],
     ['requests', report.sent.requests],
     ['acknowledged', f.acknowledged],

@@ -20,9 +20,10 @@ it('sends for 60 s through every fault and loses nothing, applies every partner 
   expect(report.passed).toBe(true);
   expect(new Set(report.faults.map((fault) => fault.fault))).toEqual(new Set(FAULTS_HERE));
   expect(report.options.fsync).toBe('always');
-  const { poison, odd_path, trickle } = report.sent.fault_events;
+  const { poison, odd_path, trickle, burst } = report.sent.fault_events;
+  expect(burst).toBeGreaterThan(0);
   expect(report.sent).toMatchObject({
-    events: 1200 + poison + odd_path + trickle,
+    events: 1200 + poison + odd_path + trickle + burst,
     unacknowledged: 0,
   });
   expect(report.ordinary_dead_letters_from_outages).toBe(0);
@@ -38,6 +39,9 @@ it('sends for 60 s through every fault and loses nothing, applies every partner 
   expect(report.findings.quarantined).toBeGreaterThan(0);
   expect(report.findings.effects.applied).toBe(report.findings.effects.expected);
   expect(report.findings.stale_older).toBe(report.findings.older);
+  // Every entity's state-changing calls one at a time, the last its newest event's.
+  expect(report.findings.order).toMatchObject({ backwards: [], overlapping: [] });
+  expect(report.findings.order.entities).toBeGreaterThan(0);
   expect(report.ledger.balanced).toBe(true);
   expect(report.redis.bytes_per_webhook).toBeLessThan(500);
   expect(soak.output).toContain('PASSED');
