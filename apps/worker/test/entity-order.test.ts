@@ -47,6 +47,9 @@ describe("one entity's state-changing calls", () => {
         attempts: 0,
         held: 'entity_busy',
       });
+      // Counted as a wait of its turn.
+      const waits = await h.metrics.actionsWaitingTurn.get();
+      expect(waits.values.find((v) => v.labels.action === action)?.value).toBeGreaterThan(0);
       // Its other action, which changes no state, did not wait.
       await h.until(second.webhook_id, (outcome) =>
         outcome.actions.some((a) => a.name === 'notify_customer' && a.state === 'completed'),
