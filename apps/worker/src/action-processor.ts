@@ -95,11 +95,7 @@ export async function processAction(
     action,
     eventType: job.data.event_type,
     entityId: job.data.entity_id,
-    staleAfter:
-      checksStale(run) && job.data.entity_id !== undefined
-        ? (job.data.order_ms ??
-          orderTime(job.data.event, Date.parse(job.data.received_at ?? '') || job.timestamp))
-        : undefined,
+    staleAfter: staleAfterOf(job, run),
     circuit: run.circuit,
     jobId: job.id ?? webhookId,
     order: job.timestamp,
@@ -107,6 +103,7 @@ export async function processAction(
     // call, waiting for no slot, at its end).
     start: !limited && !turn && !('error' in call),
     countAtEnd: Boolean(turn) && !limited,
+    turn: limited ? undefined : turn, // no slot to wait for: taken with the check, when it can
     // A replayed job starts afresh in BullMQ, but its record counts calls already.
     firstStart: job.attemptsStarted <= 1 && !job.data.replayed,
     stalled: job.stalledCounter > 0,
@@ -116,14 +113,15 @@ export async function processAction(
   if (admission.kind === 'hold') await hold(job, run, deps, admission, token);
   if (admission.kind === 'wait') await waitAWhile(job, token);
   let called = false;
-  let turnTaken = false;
+  let giveTurn: (() => Promise<void>) | undefined;
   try {
     if (limited) await takeSlot(job, limited, deps, token);
-    if (turn) turnTaken = await waitForTurn(job, run, deps, turn, token);
+    if (turn) giveTurn = await waitForTurn(job, run, deps, { turn, looked: begun.turnWait }, token);
     called = true;
-    return await callAction(job, run, deps, { ...begun, call }, token);
+    return await callAction(job, run, deps, { ...begun, call, giveTurn }, token);
   } finally {
-    if (turnTaken) await giveTurn(turn!, run, deps);
+    // Given with the completion's writes already when the call completed.
+    if (giveTurn) await giveTurn();
     // No call after all (waiting for a slot): the probe or in-flight lease is given back first,
     // so that a failure to free the slot cannot keep the probe.
     if (
@@ -138,11 +136,16 @@ export async function processAction(
   }
 }
 
-/** Gives the entity's turn back once the call is over (answered, failed or timed out). */
-async function giveTurn(turn: Turn, run: Try, deps: ActionProcessorDeps): Promise<void> {
-  await deps.turns
-    .give(turn)
-    .catch((error: unknown) => run.log.warn({ err: error }, 'turn not given back'));
+/**
+ * Gives the entity's turn back once the call is over (answered, failed or timed out): once, however
+ * often it is asked.
+ */
+function turnGiver(turn: Turn, run: Try, deps: ActionProcessorDeps): () => Promise<void> {
+  let given: Promise<void> | undefined;
+  return () =>
+    (given ??= deps.turns
+      .give(turn)
+      .catch((error: unknown) => run.log.warn({ err: error }, 'turn not given back')));
 }
 
 /**
@@ -217,19 +220,20 @@ function turnOf(job: Job<ActionJobData>, run: Try): Turn | undefined {
 }
 
 /**
- * Takes the entity's turn (true), or, while another call of the action for the entity is in
- * flight, moves the job back to wait for it without spending an attempt (`held: entity_busy`):
- * woken when that call ends, or looking again within `TURN_LOOK_AGAIN_MS`.
+ * Takes the entity's turn (`looked`: the start took it already, 0, or found it taken) and returns
+ * its give; or, while another call of the action for the entity is in flight, moves the job back to
+ * wait for it without spending an attempt (`held: entity_busy`): woken when that call ends, or
+ * looking again within `TURN_LOOK_AGAIN_MS`.
  */
 async function waitForTurn(
   job: Job<ActionJobData>,
   run: Try,
   deps: ActionProcessorDeps,
-  turn: Turn,
+  { turn, looked }: { turn: Turn; looked: number | undefined },
   token: string | undefined,
-): Promise<true> {
-  const waitMs = await deps.turns.take(turn);
-  if (waitMs === 0) return true;
+): Promise<() => Promise<void>> {
+  const waitMs = looked ?? (await deps.turns.take(turn));
+  if (waitMs === 0) return turnGiver(turn, run, deps);
   const { webhook_id: webhookId, action } = job.data;
   deps.metrics.actionsWaitingTurn.inc({ action });
   await deps.outcomes
@@ -238,6 +242,13 @@ async function waitForTurn(
   await job.moveToDelayed(Date.now() + waitMs, token);
   throw new DelayedError();
 }
+
+/** The event's order time when the action is skipped if a newer event for its entity came first. */
+const staleAfterOf = (job: Job<ActionJobData>, run: Try): number | undefined =>
+  checksStale(run) && job.data.entity_id !== undefined
+    ? (job.data.order_ms ??
+      orderTime(job.data.event, Date.parse(job.data.received_at ?? '') || job.timestamp))
+    : undefined;
 
 /** True when the action changes state, so it is skipped once a newer event for its entity came. */
 const checksStale = (run: Try): boolean =>
@@ -294,6 +305,16 @@ async function takeSlot(
   throw new DelayedError();
 }
 
+/** What the call starts with: the try's start, and the entity's turn's give when it took one. */
+interface CallStart {
+  admission: Admission;
+  call: Call;
+  counted: number;
+  countsAtEnd: boolean;
+  /** Sent with the completion's writes. */
+  giveTurn?: () => Promise<void>;
+}
+
 /**
  * The call itself: completed, or failed (to retry, or for good) with the reason recorded; a
  * retryable failure of a target whose circuit is open (this failure may have opened it) holds
@@ -303,12 +324,7 @@ async function callAction(
   job: Job<ActionJobData>,
   run: Try,
   deps: ActionProcessorDeps,
-  {
-    admission,
-    call,
-    counted,
-    countsAtEnd,
-  }: { admission: Admission; call: Call; counted: number; countsAtEnd: boolean },
+  { admission, call, counted, countsAtEnd, giveTurn }: CallStart,
   token: string | undefined,
 ): Promise<Outcome> {
   const { webhook_id: webhookId, action, event } = job.data;
@@ -351,7 +367,11 @@ async function callAction(
         .leave(run.circuit, job, 'succeeded')
         .catch((error: unknown) => run.log.warn({ err: error }, 'circuit not told of the answer'));
     }
-    await deps.outcomes.completed(webhookId, action, timing(outcome.status), attempts, countsAtEnd);
+    // The turn given in the same write as the completion (one round trip).
+    await Promise.all([
+      deps.outcomes.completed(webhookId, action, timing(outcome.status), attempts, countsAtEnd),
+      giveTurn?.(),
+    ]);
     deps.metrics.actions.inc({ action, outcome: 'completed' });
     // Asked first: the child logger itself (its bindings serialized and redacted) is the cost.
     if (deps.log.isLevelEnabled('info'))

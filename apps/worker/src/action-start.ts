@@ -4,6 +4,7 @@ import type { OutcomeStore } from '@pw/shared/outcomes';
 import type { RedisClient } from '@pw/shared/runtime';
 import type { Admission, CircuitBreaker } from './circuit-breaker.js';
 import type { CircuitCopy } from './circuit-copy.js';
+import type { EntityTurns, Turn } from './entity-turns.js';
 import { WORKER_LUA } from './lua/lua-files.js';
 
 /**
@@ -42,6 +43,11 @@ export interface TryStart {
    */
   countAtEnd?: boolean;
   /**
+   * The entity's turn the call needs, when nothing else is waited for before it (no slot): on a
+   * first start through a clean circuit it is taken in the out-of-order check's command.
+   */
+  turn?: Turn;
+  /**
    * The job's first start (`attemptsStarted` 1): it never failed, was never held, never waited
    * and never stalled, so it has no failures against the target and no place in its line.
    */
@@ -58,10 +64,19 @@ export interface TryStart {
  * A try's start: stale, or the circuit's admission and, when the call was counted started, the
  * action's attempts with it (`counted`; 0 when it was not, or the record is gone).
  * `countsAtEnd`: nothing was written, and the call, when made, is counted by the change that
- * records its end (a first try through a clean circuit: one write per try).
+ * records its end (a first try through a clean circuit: one write per try). `turnWait`, when the
+ * start took the turn's look (`TryStart.turn`): 0 when the turn is the job's, else the ms to wait
+ * for it; without it the turn is still to be taken.
  */
 export type StartResult =
-  { stale: true } | { stale: false; admission: Admission; counted: number; countsAtEnd: boolean };
+  | { stale: true }
+  | {
+      stale: false;
+      admission: Admission;
+      counted: number;
+      countsAtEnd: boolean;
+      turnWait?: number;
+    };
 
 /** A call through a closed and clean circuit: nothing to report unless it fails. */
 const UNTRACKED: Admission = { kind: 'call', tracked: false, report: false };
@@ -70,9 +85,10 @@ const UNTRACKED: Admission = { kind: 'call', tracked: false, report: false };
  * The start of a try: out-of-order check, the circuit's admission, the call's start in the record.
  * The circuit lives on the shared keys and the rest in the webhook's partition (two slots in a
  * Redis Cluster), so they are two commands; a job's first start on a circuit this process's copy
- * knows closed and clean needs no circuit command and writes nothing: a read for the check, and the
- * call counted by the change that records its end (docs/reliability-and-security.md, the circuit
- * breaker; docs/redis-cost.md).
+ * knows closed and clean needs no circuit command and writes nothing to the record: a read for the
+ * check (for a state-changing action, the entity's turn taken in the same command), and the call
+ * counted by the change that records its end (docs/reliability-and-security.md, the circuit
+ * breaker; docs/architecture.md, Order; docs/redis-cost.md).
  */
 export class ActionStart {
   private readonly redis: RedisClient & StartCommands;
@@ -84,17 +100,24 @@ export class ActionStart {
     private readonly circuits: CircuitBreaker,
     private readonly outcomes: OutcomeStore,
     private readonly copy?: CircuitCopy,
+    private readonly turns?: EntityTurns,
   ) {
     this.redis = withCommand<StartCommands>(redis, ACTION_START);
   }
 
   async begin(start: TryStart): Promise<StartResult> {
     if (start.firstStart && this.copy?.clean(start.circuit)) {
-      // Nothing written: a read for the out-of-order check, and the call counted at its end.
+      // Nothing written to the record: the out-of-order check (with the entity's turn, one
+      // command), and the call counted at its end.
+      const countsAtEnd = start.start || Boolean(start.countAtEnd);
+      if (start.turn && this.turns) {
+        const turnWait = await this.turns.take(start.turn, start.staleAfter);
+        if (turnWait === 'stale') return { stale: true };
+        return { stale: false, admission: UNTRACKED, counted: 0, countsAtEnd, turnWait };
+      }
       if (start.staleAfter !== undefined && (await this.newest(start)) > start.staleAfter) {
         return { stale: true };
       }
-      const countsAtEnd = start.start || Boolean(start.countAtEnd);
       return { stale: false, admission: UNTRACKED, counted: 0, countsAtEnd };
     }
     // The check first: a stale job is skipped, never held or made the probe.

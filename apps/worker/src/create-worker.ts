@@ -108,8 +108,8 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
     const outcomes = deps.outcomes[index];
     if (!outcomes) throw new RangeError(`no outcome store for partition ${index}`);
     const prefix = partitions.prefix(index);
-    const start = new ActionStart(stores, prefix, circuit.store, outcomes, circuit.copy);
     const turns = new EntityTurns(stores, prefix, leaseMs, (id) => queues.ofJob(id), log);
+    const start = new ActionStart(stores, prefix, circuit.store, outcomes, circuit.copy, turns);
     const actionDeps: ActionProcessorDeps = {
       ...deps,
       outcomes,

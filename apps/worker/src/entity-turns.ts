@@ -5,10 +5,10 @@ import type { ActionJobData } from '@pw/shared/queue';
 import type { Logger, RedisClient } from '@pw/shared/runtime';
 import { WORKER_LUA } from './lua/lua-files.js';
 
-/** The turn's take and give (lua/entity-turn-3.lua). */
+/** The turn's take and give (lua/entity-turn-4.lua). */
 const ENTITY_TURN = luaCommand({
   name: 'pwEntityTurn',
-  file: 'entity-turn-3.lua',
+  file: 'entity-turn-4.lua',
   sources: [WORKER_LUA],
 });
 
@@ -17,15 +17,18 @@ interface TurnCommands {
     turn: string,
     waiting: string,
     delayed: string,
+    newest: string,
     mode: 'take',
     job: string,
     leaseMs: number,
     order: number,
-  ): Promise<number>;
+    staleAfter: number | '',
+  ): Promise<number | 'stale'>;
   pwEntityTurn(
     turn: string,
     waiting: string,
     delayed: string,
+    newest: string,
     mode: 'give',
     job: string,
   ): Promise<string>;
@@ -67,16 +70,23 @@ export class EntityTurns {
     this.redis = withCommand<TurnCommands>(redis, ENTITY_TURN);
   }
 
-  /** 0 when the turn is the job's; else how long to wait before looking again (ms). */
-  async take(turn: Turn): Promise<number> {
+  /**
+   * 0 when the turn is the job's; else how long to wait before looking again (ms). With
+   * `staleAfter` (the event's order time), the out-of-order check comes first, in the same
+   * command: 'stale' when a newer event for the entity came first, and the turn is not taken.
+   */
+  async take(turn: Turn): Promise<number>;
+  async take(turn: Turn, staleAfter: number | undefined): Promise<number | 'stale'>;
+  async take(turn: Turn, staleAfter?: number): Promise<number | 'stale'> {
     const left = await this.redis.pwEntityTurn(
       ...this.keysOf(turn),
       'take',
       turn.jobId,
       this.leaseMs,
       turn.order,
+      staleAfter ?? '',
     );
-    return left === 0 ? 0 : Math.min(left, TURN_LOOK_AGAIN_MS);
+    return left === 0 || left === 'stale' ? left : Math.min(left, TURN_LOOK_AGAIN_MS);
   }
 
   /** Gives the turn back after the call, and wakes the oldest job waiting for it. */
@@ -92,12 +102,13 @@ export class EntityTurns {
     }
   }
 
-  private keysOf(turn: Turn): [string, string, string] {
+  private keysOf(turn: Turn): [string, string, string, string] {
     const { eventType, entityId, action } = turn;
     return [
       keys.turn(this.prefix, eventType, entityId, action),
       keys.turnWaiting(this.prefix, eventType, entityId, action),
       keys.queue(this.prefix, QUEUE_NAMES.actions).delayed!,
+      keys.latest(this.prefix, eventType, entityId),
     ];
   }
 }

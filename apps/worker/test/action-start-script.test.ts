@@ -9,6 +9,7 @@ import { ActionStart } from '../src/action-start.js';
 import type { TryStart } from '../src/action-start.js';
 import { CircuitBreaker } from '../src/circuit-breaker.js';
 import { CircuitCopy } from '../src/circuit-copy.js';
+import { EntityTurns } from '../src/entity-turns.js';
 
 // lua/action-start-4.lua and the circuit's admission before it, through the `ActionStart` that
 // runs them, against a real Redis: the out-of-order check, the circuit's admission and the call's
@@ -122,21 +123,24 @@ describe('the action start after a stall', () => {
   });
 });
 
+const log = createLogger({ name: 'start-test', level: 'silent' });
+
+/** This process's copy of the circuits, which has read `TARGET` clean. */
+async function cleanCopy(subscriber: ReturnType<typeof newTestRedis>): Promise<CircuitCopy> {
+  const copy = new CircuitCopy(redis, subscriber, { queuePrefix: prefix, refreshMs: 60_000, log });
+  // Answered before the copy listens: its first read finds the circuit clean, and no change
+  // announced meanwhile can make it read again between the poll and the start.
+  await circuits.leave(TARGET, 'other', 'succeeded');
+  await copy.start([TARGET]);
+  await expect.poll(() => copy.clean(TARGET)).toBe(true);
+  return copy;
+}
+
 describe("the action start with this process's copy of the circuits", () => {
   it("lets a first try through a circuit this process's copy says is clean write nothing: its call is counted at its end", async () => {
     const subscriber = newTestRedis();
-    const log = createLogger({ name: 'start-test', level: 'silent' });
-    const copy = new CircuitCopy(redis, subscriber, {
-      queuePrefix: prefix,
-      refreshMs: 60_000,
-      log,
-    });
+    const copy = await cleanCopy(subscriber);
     try {
-      // Answered before the copy listens: its first read finds the circuit clean, and no change
-      // announced meanwhile can make it read again between the poll and the start.
-      await circuits.leave(TARGET, 'other', 'succeeded');
-      await copy.start([TARGET]);
-      await expect.poll(() => copy.clean(TARGET)).toBe(true);
       const withCopy = new ActionStart(redis, prefix, circuits, outcomes, copy);
       // A place in the circuit's line left over (a crash while waking it): only the circuit's own
       // admission takes it off, and a first start never asks it.
@@ -178,6 +182,56 @@ describe("the action start with this process's copy of the circuits", () => {
       // Stale all the same.
       await redis.set(keys.latest(prefix, 'quote.status_changed', 'Q-1'), '2000');
       expect(await withCopy.begin(attempt({ firstStart: true }))).toEqual({ stale: true });
+    } finally {
+      copy.stop();
+      subscriber.disconnect();
+    }
+  });
+});
+
+describe("the entity's turn taken with the out-of-order check", () => {
+  const turn = {
+    eventType: 'quote.status_changed',
+    entityId: 'Q-1',
+    action: 'lock_price',
+    jobId: 'job-1',
+    order: 1,
+  };
+
+  it('on a first start through a clean circuit: taken when fresh; nothing taken when stale; waited for when another call holds it', async () => {
+    const subscriber = newTestRedis();
+    const copy = await cleanCopy(subscriber);
+    const turns = new EntityTurns(
+      redis,
+      prefix,
+      30_000,
+      () => {
+        throw new Error('no job is woken here');
+      },
+      log,
+    );
+    const withTurn = new ActionStart(redis, prefix, circuits, outcomes, copy, turns);
+    const key = keys.turn(prefix, turn.eventType, turn.entityId, turn.action);
+    const waiting = keys.turnWaiting(prefix, turn.eventType, turn.entityId, turn.action);
+    const first = attempt({ firstStart: true, start: false, countAtEnd: true, turn });
+    try {
+      expect(await withTurn.begin(first)).toMatchObject({ stale: false, turnWait: 0 });
+      expect(await redis.get(key)).toBe('job-1');
+      // Another job of the entity, while job-1's call is in flight: it waits the lease's time at most.
+      const second = { ...turn, jobId: 'job-2', order: 2 };
+      const waits = await withTurn.begin({ ...first, jobId: 'job-2', turn: second });
+      expect(waits).toMatchObject({ stale: false });
+      expect(waits.stale === false && waits.turnWait).toBeGreaterThan(0);
+      expect(await redis.zrange(waiting, '0', '-1')).toEqual(['job-2']);
+      await turns.give(turn);
+      // A newer event came: job-3's check finds it stale, and it neither takes nor waits.
+      await redis.set(keys.latest(prefix, 'quote.status_changed', 'Q-1'), '2000');
+      await redis.del(waiting);
+      const third = { ...turn, jobId: 'job-3', order: 3 };
+      expect(await withTurn.begin({ ...first, jobId: 'job-3', turn: third })).toEqual({
+        stale: true,
+      });
+      expect(await redis.exists(key, waiting)).toBe(0);
     } finally {
       copy.stop();
       subscriber.disconnect();

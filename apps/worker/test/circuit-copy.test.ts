@@ -127,3 +127,43 @@ describe("the worker's copy of the circuits", { timeout: 60_000 }, () => {
     expect(stateWrites('completed')).toHaveLength(actions);
   });
 });
+
+describe("the entity's turn on the common path", { timeout: 60_000 }, () => {
+  it("a state-changing action's first call: the entity's turn taken in the out-of-order check's command, given back once, with the call's end", async () => {
+    // Its first answer makes the target clean (a target never answered is suspect).
+    await drain(1);
+    await expect.poll(() => h.worker.circuitCopy.clean(circuitTarget(h.target))).toBe(true);
+    const job = webhookJob('quote', 'approved');
+    const turned = ['update_sales_opportunity', 'lock_price'];
+    expect(job.actions).toEqual(expect.arrayContaining(turned));
+    const seen = await watch(async () => {
+      await h.enqueue(job);
+      expect((await h.finished(job.webhook_id)).state).toBe('completed');
+    });
+    const fromClient = seen.filter(({ source }) => source !== 'lua');
+    const newest = fromClient.filter(({ args }) => args.some((arg) => arg.includes(':latest:')));
+    // The ingress's intake writes the entity's newest time; the worker never reads it on its own.
+    expect(newest.filter(({ args }) => args[0]?.toLowerCase() !== 'evalsha')).toEqual([]);
+    const checked = seen.filter(
+      ({ source, args }) => source === 'lua' && args[0] === 'GET' && args[1]?.includes(':latest:'),
+    );
+    // Read by the two takes' scripts (the stale check), and by the intake's.
+    expect(checked.length).toBeGreaterThanOrEqual(turned.length);
+    for (const action of turned) {
+      const turnKey = `:turn:${job.event_type}:${job.entity_id}:${action}`;
+      const turnCalls = fromClient.flatMap(({ args }) =>
+        args[0]?.toLowerCase() === 'evalsha' && args.some((arg) => arg.endsWith(turnKey))
+          ? [args.find((arg) => arg === 'take' || arg === 'give')]
+          : [],
+      );
+      // One take, the check in its script, and one give.
+      expect(turnCalls).toEqual(['take', 'give']);
+      // And it gave the turn back.
+      expect(
+        seen.some(
+          ({ source, args }) => source === 'lua' && args[0] === 'DEL' && args[1]?.endsWith(turnKey),
+        ),
+      ).toBe(true);
+    }
+  });
+});

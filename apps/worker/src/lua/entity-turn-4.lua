@@ -2,26 +2,33 @@
   An entity's turn for one state-changing action (docs/architecture.md, Order): one call at a
   time. The turn is a key holding the job whose call it is, with a lease (a worker that dies
   mid-call gives it up when the lease ends); the jobs waiting for it are a sorted set by their
-  event's order, so that the one woken when the turn is given is the oldest.
+  event's order, so that the one woken when the turn is given is the oldest. A job's first try
+  takes it in the same command as its out-of-order check (`ActionStart`): one round trip.
 
     Input:
       KEYS[1] the turn (the id of the job whose call it is; a lease)
       KEYS[2] the jobs waiting for it (a sorted set: job id by event order)
       KEYS[3] the queue's delayed jobs (BullMQ's), where a job waiting for its turn sleeps
+      KEYS[4] the entity's newest event time (the out-of-order check's)
 
       ARGV[1] 'take' or 'give'
       ARGV[2] the job id
       take:
         ARGV[3] the lease (ms)
         ARGV[4] the job's event order (epoch ms)
+        ARGV[5] the event's time in ms, checked against KEYS[4] first ('': not checked)
 
     Output:
-      take: 0 when the turn is the job's now (or was already); else the ms left on the lease of
-            the call it waits for (the job is among the waiting)
+      take: 'stale' when a newer event for the entity came first (nothing else done); 0 when the
+            turn is the job's now (or was already); else the ms left on the lease of the call it
+            waits for (the job is among the waiting)
       give: the id of the job to wake (the oldest waiting that still sleeps), or '' for none
 ]]
 local job = ARGV[2]
 if ARGV[1] == 'take' then
+  if ARGV[5] ~= '' and tonumber(redis.call('GET', KEYS[4]) or '-1') > tonumber(ARGV[5]) then
+    return 'stale'
+  end
   local lease = tonumber(ARGV[3])
   local owner = redis.call('GET', KEYS[1])
   if not owner or owner == job then
