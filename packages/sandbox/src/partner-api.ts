@@ -90,10 +90,29 @@ const urlHost = (host: string) => {
   return host.includes(':') ? `[${host}]` : host;
 };
 
+/** The calls a control request names. */
+interface PathSpec {
+  path?: unknown;
+  pathPattern?: unknown;
+}
+
+/** The path a control request names: `path` as it is, or `pathPattern` as a regular expression. */
+function pathOf(spec: PathSpec | null): { path: string | RegExp } | { error: string } {
+  if (typeof spec?.pathPattern === 'string' && spec.pathPattern) {
+    try {
+      return { path: new RegExp(spec.pathPattern) };
+    } catch {
+      return { error: 'pathPattern is not a regular expression' };
+    }
+  }
+  if (typeof spec?.path === 'string' && spec.path) return { path: spec.path };
+  return { error: 'need path (or pathPattern)' };
+}
+
 /**
  * A stand-in for the partner API: records every call, answers 200 `{ ok: true }` unless told to
  * fail, and has a control surface under `/__sandbox/` for local runs (`health`, `calls`,
- * `failures`).
+ * `failures`, `holds`).
  */
 export class PartnerApiStandIn {
   readonly calls: RecordedCall[] = [];
@@ -101,6 +120,8 @@ export class PartnerApiStandIn {
   callCount = 0;
   private failures: (Failure & { left: number; until: number })[] = [];
   private holds: { path: string | RegExp; held: (() => void)[] }[] = [];
+  /** The holds set up over HTTP (`/__sandbox/holds`). */
+  private httpHolds: ReturnType<PartnerApiStandIn['hold']>[] = [];
   private readonly events = new EventEmitter();
   private server: Server;
   private port = 0;
@@ -195,6 +216,33 @@ export class PartnerApiStandIn {
         for (const answer of hold.held) answer();
       },
     };
+  }
+
+  /**
+   * `POST /__sandbox/holds` `{ "path" }` or `{ "pathPattern" }`: matching calls are left in flight;
+   * `GET` says how many are held now; `DELETE` answers them (200) and holds no more.
+   */
+  private controlHolds(
+    method: string,
+    body: unknown,
+    json: (status: number, payload: unknown) => void,
+  ): void {
+    if (method === 'GET') {
+      json(200, { holding: this.httpHolds.reduce((sum, hold) => sum + hold.holding(), 0) });
+    } else if (method === 'DELETE') {
+      for (const hold of this.httpHolds.splice(0)) hold.release();
+      json(200, { ok: true });
+    } else if (method === 'POST') {
+      const matcher = pathOf(body as PathSpec | null);
+      if ('error' in matcher) {
+        json(400, matcher);
+        return;
+      }
+      this.httpHolds.push(this.hold(matcher.path));
+      json(201, { ok: true });
+    } else {
+      json(405, { error: 'method_not_allowed' });
+    }
   }
 
   reset(): void {
@@ -340,13 +388,16 @@ export class PartnerApiStandIn {
         retryAfter?: number;
         body?: unknown;
       };
-      if (typeof spec?.status !== 'number' || (!spec.path && !spec.pathPattern)) {
-        json(400, { error: 'need status and path (or pathPattern)' });
+      const matcher = pathOf(spec);
+      if (typeof spec?.status !== 'number' || 'error' in matcher) {
+        json(400, {
+          error: 'error' in matcher ? matcher.error : 'need status and path (or pathPattern)',
+        });
         return;
       }
       this.failNext({
         method: spec.method,
-        path: spec.pathPattern ? new RegExp(spec.pathPattern) : (spec.path ?? ''),
+        path: matcher.path,
         carrying: typeof spec.carrying === 'string' ? spec.carrying : undefined,
         status: spec.status,
         times: spec.times,
@@ -358,6 +409,8 @@ export class PartnerApiStandIn {
     } else if (path === '/__sandbox/failures' && method === 'DELETE') {
       this.failures = [];
       json(200, { ok: true });
+    } else if (path.startsWith('/__sandbox/holds')) {
+      this.controlHolds(method, body, json);
     } else {
       json(404, { error: 'not_found' });
     }

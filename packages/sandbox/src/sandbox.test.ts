@@ -225,6 +225,45 @@ describe('partner API stand-in: waiting, outages and the control surface', () =>
     expect(listing).not.toContain(accessToken);
     expect(listing).toContain(`Bearer …${accessToken.slice(-6)}`);
   });
+
+  it('the control surface holds calls in flight, says how many, and answers them when told', async () => {
+    const accessToken = await token();
+    const holds = `${sandbox.env.API_BASE_URL}/__sandbox/holds`;
+    const control = (method: string, body?: unknown) =>
+      fetch(holds, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    const holding = async () =>
+      ((await (await control('GET')).json()) as { holding: number }).holding;
+    expect((await control('POST', { pathPattern: '^/quotes/Q-held/' })).status).toBe(201);
+    const held = post('/quotes/Q-held/price-lock', accessToken);
+    await expect.poll(holding).toBe(1);
+    // Other paths are answered meanwhile.
+    expect((await post('/quotes/Q-free/price-lock', accessToken)).status).toBe(200);
+    expect((await control('DELETE')).status).toBe(200);
+    expect((await held).status).toBe(200);
+    expect(await holding()).toBe(0);
+    expect((await post('/quotes/Q-held/price-lock', accessToken)).status).toBe(200);
+  });
+
+  it('the control surface refuses a path pattern that is no regular expression, and keeps serving', async () => {
+    const control = `${sandbox.env.API_BASE_URL}/__sandbox`;
+    for (const [what, body] of [
+      ['failures', { pathPattern: '(', status: 500 }],
+      ['holds', { pathPattern: '[' }],
+      ['holds', {}],
+    ] as const) {
+      const refused = await fetch(`${control}/${what}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(refused.status).toBe(400);
+    }
+    expect((await fetch(`${control}/health`)).status).toBe(200);
+  });
 });
 
 describe('partner API stand-in health and host', () => {
