@@ -40,6 +40,8 @@ beforeAll(async () => {
       ACTION_BACKOFF: 'fixed',
       ACTION_BACKOFF_DELAY_MS: '20',
       CIRCUIT_FAILURE_THRESHOLD: '1000',
+      // A call the sandbox holds in flight (an action waiting its turn) outlasts a slow page.
+      API_TIMEOUT_MS: '30000',
     }),
     launchChromium(),
   ]);
@@ -300,6 +302,51 @@ describe('the operator console: dead letters and rules', { timeout: 90_000 }, ()
       )
       .toBe('notify_customer');
     await putDefaultRules();
+  });
+});
+
+/** The sandbox partner's holds (`/__sandbox/holds`): calls left in flight until released. */
+const holds = (method: string, body?: unknown) =>
+  fetch(`${system.url.api}/__sandbox/holds`, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+
+describe('the operator console: an action waiting its turn', { timeout: 90_000 }, () => {
+  it('shows the newer event’s opportunity update held: entity_busy while the older one’s call is in flight, then completed', async () => {
+    const path = '/sales-opportunities/by-quote/QR-console-turn';
+    expect((await holds('POST', { path })).status).toBe(201);
+    const holding = async () =>
+      ((await (await holds('GET')).json()) as { holding: number }).holding;
+    const now = Date.now();
+    await post(
+      sampleEvent('quote', { id: 'console-turn', status: 'modified', now: new Date(now - 1000) }),
+    );
+    // The older event's update is with the partner: the newer one's waits its turn.
+    await expect.poll(holding, { timeout: 15_000 }).toBe(1);
+    const newer = await post(
+      sampleEvent('quote', { id: 'console-turn', status: 'rejected', now: new Date(now) }),
+    );
+    await system.outcome(newer.webhook_id, (outcome) =>
+      outcome.actions.some((action) => action.held === 'entity_busy'),
+    );
+    const page = await open(`#/webhooks/${newer.webhook_id}`);
+    const update = page.getByRole('article', { name: 'Action update_sales_opportunity' });
+    const badge = update.locator('.badge-held');
+    await expect.poll(() => badge.textContent()).toBe('held: entity_busy');
+    expect(await badge.getAttribute('title')).toContain(
+      'a call of this action for the same entity is in flight',
+    );
+    expect(await update.locator('dd').first().textContent()).toBe('0');
+    await photograph(page, 'webhook-waiting-turn');
+
+    // The partner answers the older call: the newer one's takes its turn and completes.
+    expect((await holds('DELETE')).status).toBe(200);
+    await expect
+      .poll(() => update.locator('.badge').first().textContent(), { timeout: 15_000 })
+      .toBe('completed');
+    expect(await badge.count()).toBe(0);
   });
 });
 
