@@ -178,7 +178,9 @@ describe('a process with another partition count', () => {
   });
 });
 
-describe('the partitions command', () => {
+// Six processes one after the other (two ingresses, four runs of the command through npm and tsx):
+// on a loaded 2-core machine that outlasts the default 20 s.
+describe('the partitions command', { timeout: 90_000 }, () => {
   const prefix = countPrefix;
   it('changes the count once drained, which stops the processes on the old count', async () => {
     const port = await freePort();
