@@ -113,7 +113,38 @@ async function stuck(redis: RedisClient, ack: Acknowledgement): Promise<string> 
       return { id, fields, wait_position: waiting, active_position: active };
     }),
   ).catch((error: unknown) => `jobs unreadable: ${String(error)}`);
-  return `jobs of ${queue}: ${JSON.stringify(jobs)}\nworker output:\n${runs[1]!.output.slice(-6000)}`;
+  const [slot, nodes] = await Promise.all([
+    redis.cluster('KEYSLOT', `${queue}:wait`).catch(String),
+    clusterClients(),
+  ]);
+  return (
+    `jobs of ${queue} (slot ${slot}): ${JSON.stringify(jobs)}\n${nodes}\n` +
+    `worker output:\n${runs[1]!.output.slice(-6000)}`
+  );
+}
+
+/** Each node's view of the cluster and the worker's connections to it: where a worker is blocked. */
+async function clusterClients(): Promise<string> {
+  const views = await Promise.all(
+    cluster!.nodes.map(async (node) => {
+      const client = node.client();
+      client.on('error', () => undefined);
+      try {
+        const [nodes, clients] = await Promise.all([
+          client.cluster('NODES') as Promise<string>,
+          client.client('LIST') as Promise<string>,
+        ]);
+        const myself = nodes.split('\n').find((line) => line.includes('myself')) ?? '';
+        const worker = clients.split('\n').filter((line) => /pw-worker|bzpopmin/.test(line));
+        return `node ${node.port}: ${myself}\n  ${worker.join('\n  ')}`;
+      } catch (error) {
+        return `node ${node.port}: ${String(error)}`;
+      } finally {
+        client.disconnect();
+      }
+    }),
+  );
+  return views.join('\n');
 }
 
 describe('a master dies while webhooks arrive', { timeout: 120_000 }, () => {
