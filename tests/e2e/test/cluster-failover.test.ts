@@ -113,13 +113,22 @@ async function stuck(redis: RedisClient, ack: Acknowledgement): Promise<string> 
       return { id, fields, wait_position: waiting, active_position: active };
     }),
   ).catch((error: unknown) => `jobs unreadable: ${String(error)}`);
+  const lists = await Promise.all([
+    redis.llen(`${queue}:wait`),
+    redis.lrange(`${queue}:active`, 0, -1),
+  ]).catch((error: unknown) => String(error));
   const [slot, nodes] = await Promise.all([
     redis.cluster('KEYSLOT', `${queue}:wait`).catch(String),
     clusterClients(),
   ]);
+  // The worker's warnings and errors (a lost connection, a BullMQ worker's error), then its last words.
+  const output = runs[1]!.output;
+  const warnings = output.split('\n').filter((line) => /"level":"(warn|error|fatal)"/.test(line));
   return (
-    `jobs of ${queue} (slot ${slot}): ${JSON.stringify(jobs)}\n${nodes}\n` +
-    `worker output:\n${runs[1]!.output.slice(-6000)}`
+    `jobs of ${queue} (slot ${slot}): ${JSON.stringify(jobs)}\n` +
+    `its wait length and active list: ${JSON.stringify(lists)}\n${nodes}\n` +
+    `worker warnings:\n${warnings.slice(0, 40).join('\n')}\n` +
+    `worker output:\n${output.slice(-3000)}`
   );
 }
 
