@@ -125,6 +125,12 @@ export function createRedis(
     ...(lazyConnect === undefined ? {} : { lazyConnect }),
     ...(enableAutoPipelining === undefined ? {} : { enableAutoPipelining }),
     clusterNodeRetryStrategy: clusterNodeRetry,
+    // Ready once the client knows the slots, without waiting for `cluster_state:ok`: when that
+    // check fails, ioredis connects again but never settles the `connect()` it answered, and
+    // BullMQ, remaking a worker's blocking connection while a master is down, awaits that
+    // promise for ever: the partition's jobs were never taken again. A command to a slot no node
+    // serves yet gets CLUSTERDOWN, which ioredis tries again (`retryDelayOnClusterDown`).
+    enableReadyCheck: false,
     redisOptions: {
       reconnectOnError: reconnectOnFailover,
       ...connection,
