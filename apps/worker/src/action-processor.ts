@@ -364,7 +364,7 @@ async function callAction(
     if (reportAnswers) {
       // The call is done: a report that does not reach Redis must not make it run again.
       await deps.circuits
-        .leave(run.circuit, job, 'succeeded')
+        .leave(run.circuit, job, 'succeeded', performance.now() - started.ms)
         .catch((error: unknown) => run.log.warn({ err: error }, 'circuit not told of the answer'));
     }
     // The turn given in the same write as the completion (one round trip).

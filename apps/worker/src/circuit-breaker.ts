@@ -225,8 +225,16 @@ export class CircuitBreaker extends CircuitBoard {
     await this.redis.multi().zrem(keys.held, jobId).zrem(keys.poison, jobId).exec();
   }
 
-  /** After the call of job `jobId` (or instead of it, `neutral`). */
-  async leave(target: string, jobId: string, result: CallResult): Promise<Departure> {
+  /**
+   * After the call of job `jobId` (or instead of it, `neutral`), sent `sentMsAgo` ms ago: a 2xx to
+   * a call sent before the target's last failure changes nothing of the circuit.
+   */
+  async leave(
+    target: string,
+    jobId: string,
+    result: CallResult,
+    sentMsAgo?: number,
+  ): Promise<Departure> {
     const { failureThreshold, probeIntervalMs, jobFailuresKeptMs } = this.breakerSettings;
     const keys = this.keys(target);
     const webhook = webhookIdOfJob(jobId);
@@ -237,7 +245,7 @@ export class CircuitBreaker extends CircuitBoard {
         ...[jobId, result, failureThreshold, jittered(probeIntervalMs, this.random), target],
         ...[this.scriptJobKeyPrefix, jobFailuresKeptMs ?? DAY_MS],
         channels.circuitChanged(this.settings.queuePrefix),
-        ...[this.now, POISON_LISTED, webhook],
+        ...[this.now, POISON_LISTED, webhook, sentMsAgo === undefined ? '' : Math.ceil(sentMsAgo)],
       );
     const wake = next ? await this.nextInLine(target, jobId, next) : null;
     return {

@@ -78,9 +78,15 @@ export class CircuitGate {
     return this.deps.circuits.forget(target, job.id ?? job.data.webhook_id);
   }
 
-  /** Reports how the call went; returns the circuit's state after it. */
-  async leave(target: string, job: Job<ActionJobData>, result: CallResult): Promise<Departure> {
-    const departure = await this.deps.circuits.leave(target, job.id ?? job.data.webhook_id, result);
+  /** Reports how the call sent `sentMsAgo` ms ago went; returns the circuit's state after it. */
+  async leave(
+    target: string,
+    job: Job<ActionJobData>,
+    result: CallResult,
+    sentMsAgo?: number,
+  ): Promise<Departure> {
+    const jobId = job.id ?? job.data.webhook_id;
+    const departure = await this.deps.circuits.leave(target, jobId, result, sentMsAgo);
     // The announcement reaches this process too; its own next try needs not wait for it.
     if ((result === 'unavailable' && !departure.poison) || departure.transition) {
       this.deps.copy?.changed(target);

@@ -140,6 +140,47 @@ describe('opening: the circuit judges the target, across inputs', () => {
   });
 });
 
+describe('late answers: a 2xx to a call sent before the last failure', () => {
+  it('leaves the target suspect and its count as it was; a 2xx to a later call resets it', async () => {
+    const circuits = store();
+    await warm(circuits);
+    // `a` is sent; then the target fails `b` and `c`; then `a`'s 2xx comes back.
+    const aSent = now;
+    tick(10);
+    await circuits.leave(TARGET, 'b', 'unavailable');
+    tick(10);
+    await circuits.leave(TARGET, 'c', 'unavailable');
+    tick(10);
+    expect((await circuits.leave(TARGET, 'a', 'succeeded', now - aSent)).failures).toBe(2);
+    expect(await circuits.enter(TARGET, 'd', 1)).toEqual(TRACKED);
+    // A 2xx to `d`, sent after the failures, makes it clean again.
+    tick(10);
+    expect((await circuits.leave(TARGET, 'd', 'succeeded', 5)).failures).toBe(0);
+    expect(await circuits.enter(TARGET, 'e', 1)).toEqual(CLEAN);
+    // Two failures, a late 2xx, one more failure: open.
+    const fSent = now;
+    tick(10);
+    await circuits.leave(TARGET, 'g', 'unavailable');
+    await circuits.leave(TARGET, 'h', 'unavailable');
+    tick(10);
+    await circuits.leave(TARGET, 'f', 'succeeded', now - fSent);
+    expect((await circuits.leave(TARGET, 'i', 'unavailable')).transition).toBe('opened');
+  });
+
+  it("does not close an open circuit; the probe's 2xx does", async () => {
+    const circuits = store();
+    await warm(circuits);
+    const aSent = now;
+    await open(circuits);
+    tick(10);
+    expect((await circuits.leave(TARGET, 'a', 'succeeded', now - aSent)).state).toBe('open');
+    await probeDue(circuits);
+    expect(await circuits.enter(TARGET, 'p', 1)).toEqual({ kind: 'probe' });
+    tick(10);
+    expect((await circuits.leave(TARGET, 'p', 'succeeded', 10)).transition).toBe('closed');
+  });
+});
+
 describe('an open circuit', () => {
   it('one probe per interval across every caller; only a 2xx closes it', async () => {
     const circuits = store({ probeIntervalMs: 200 });

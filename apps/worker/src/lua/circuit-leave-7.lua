@@ -42,6 +42,9 @@
       ARGV[9]  the time in ms ('' for Redis's clock)
       ARGV[10] the most jobs of poison inputs listed
       ARGV[11] the job's webhook id
+      ARGV[12] ms since the job's call was sent ('' when not known): a 2xx to a call sent before
+               the target's last counted failure (`failed_at`) says nothing of the target since,
+               and changes nothing of the circuit
 
     Output:
       {state, transition ('opened', 'reopened', 'closed', '' for none), failures, the job to wake
@@ -56,7 +59,7 @@ local job, result, threshold, interval = ARGV[1], ARGV[2], tonumber(ARGV[3]), to
 local webhook = ARGV[11]
 redis.call('ZREM', KEYS[2], job)
 local c = redis.call('HMGET', KEYS[1], 'state', 'failures', 'manual', 'probe_job', 'warm',
-  'succeeded_at', 'recovering', 'probe_turn', 'next_probe_at', 'recovering_poison')
+  'succeeded_at', 'recovering', 'probe_turn', 'next_probe_at', 'recovering_poison', 'failed_at')
 local state = c[1] or 'closed'
 local failures = tonumber(c[2] or '0')
 local wasProbe = c[4] == job
@@ -88,6 +91,14 @@ if result == 'neutral' or result == 'refused' then
 end
 if result == 'succeeded' then
   redis.call('ZREM', KEYS[6], job)
+  -- An answer older than the target's last counted failure (the call was sent before it) does not
+  -- make the target clean again, nor close it: late 2xx to calls sent before an outage began
+  -- would otherwise reset its count, again and again, and let a flood of calls through. A probe
+  -- was sent on an open circuit: its answer is the newest news.
+  local sentMsAgo = tonumber(ARGV[12])
+  if not wasProbe and sentMsAgo and tonumber(c[11] or '0') > now - sentMsAgo then
+    return reply(state)
+  end
   redis.call('HSET', KEYS[1], 'succeeded_at', now)
   redis.call('DEL', KEYS[7])
   if state == 'open' then
@@ -156,8 +167,9 @@ if poison then
   end
   return reply(state, '', '', 0, true, judged)
 end
--- Counted once per job in a run of failures.
+-- Counted once per job in a run of failures; a 2xx to a call sent before now no longer tells.
 if firstInRun then failures = redis.call('HINCRBY', KEYS[1], 'failures', 1) end
+redis.call('HSET', KEYS[1], 'failed_at', now)
 if state == 'open' then
   if wasProbe then
     circuitToBack(KEYS[4], job, now, false)
