@@ -102,3 +102,43 @@ describe('sender clocks', () => {
     expect(clocks.snapshot().map((clock) => clock.sender)).toEqual(['a', 'c']);
   });
 });
+
+describe('sender clocks, events sent together', () => {
+  it('order events sent together as they were dated, whatever order they arrive in', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: -300_000, max: 300_000 }),
+        // The sender's deliveries before, most late by half a second to MAX_DELAY (a loaded
+        // sender), one in five at least within half a second: a sender always a second late
+        // cannot be told from a clock a second behind.
+        fc
+          .array(
+            fc.oneof(
+              { weight: 1, arbitrary: fc.integer({ min: 0, max: 500 }) },
+              { weight: 3, arbitrary: fc.integer({ min: 500, max: MAX_DELAY }) },
+            ),
+            { minLength: 20, maxLength: 120 },
+          )
+          .filter((delays) => delays.filter((delay) => delay <= 500).length * 5 >= delays.length),
+        // Then five events dated a second apart, sent at once, arriving in this order.
+        fc.shuffledSubarray([0, 1, 2, 3, 4], { minLength: 5 }),
+        fc.integer({ min: 0, max: MAX_DELAY }),
+        (offsetMs, delays, arrivalOrder, burstDelay) => {
+          const clocks = new SenderClocks();
+          let sent = 1_800_000_000_000;
+          for (const delay of delays) {
+            sent += 100;
+            clocks.orderTime('partner', sent - offsetMs, sent + delay);
+          }
+          sent += 10_000;
+          const order = new Map<number, number>();
+          arrivalOrder.forEach((k, position) => {
+            const dated = sent - (4 - k) * 1000 - offsetMs;
+            order.set(k, clocks.orderTime('partner', dated, sent + burstDelay + position)!);
+          });
+          for (let k = 1; k < 5; k++) expect(order.get(k)!).toBeGreaterThan(order.get(k - 1)!);
+        },
+      ),
+    );
+  });
+});

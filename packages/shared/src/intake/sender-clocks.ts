@@ -7,7 +7,8 @@ export interface SenderClock {
   sender: string;
   /**
    * The receiver's clock minus the sender's (ms): positive when the sender's clock runs behind,
-   * negative when it runs ahead (the median of `arrival - timestamp` over its recent events).
+   * negative when it runs ahead (the low end, `lowEnd`, of `arrival - timestamp` over its recent
+   * events: the offset plus its promptest deliveries' delay).
    */
   offset_ms: number;
   /** How many recent events the estimate is made of. */
@@ -36,16 +37,16 @@ export function senderOf(event: Record<string, unknown>): string {
 interface Track {
   /** `arrival - timestamp` of its recent events, oldest first. */
   samples: number[];
-  /** The median of `samples`; before `minSamples`, a published one (`seed`), or undefined. */
+  /** `lowEnd(samples)`; before `minSamples`, a published one (`seed`), or undefined. */
   estimate: number | undefined;
 }
 
 /**
- * Each sender's clock as this process sees it (docs/architecture.md → Order): the median, over its
- * recent events, of when each arrived minus its `timestamp`. An entity's events are ordered by
- * their `timestamp` read on that clock (`orderTime`), so a sender whose clock runs steadily ahead
- * or behind (up to `MAX_CLOCK_SKEW_SECONDS`) has its events ordered as it sent them; the median
- * stays where most events put it, so one event dated ahead of its sender's clock moves it not.
+ * Each sender's clock as this process sees it (docs/architecture.md → Order): the low end
+ * (`lowEnd`), over its recent events, of when each arrived minus its `timestamp`. An entity's
+ * events are ordered by their `timestamp` read on that clock (`orderTime`), so a sender whose
+ * clock runs steadily ahead or behind (up to `MAX_CLOCK_SKEW_SECONDS`) has its events ordered as
+ * it sent them; one event dated ahead of its sender's clock, or a late delivery, moves it not.
  */
 export class SenderClocks {
   private readonly tracks = new Map<string, Track>();
@@ -113,14 +114,22 @@ export class SenderClocks {
     this.tracks.set(sender, track);
     track.samples.push(sample);
     if (track.samples.length > this.window) track.samples.shift();
-    if (track.samples.length >= this.minSamples) track.estimate = median(track.samples);
+    if (track.samples.length >= this.minSamples) track.estimate = lowEnd(track.samples);
   }
 }
 
-function median(values: readonly number[]): number {
+/**
+ * The tenth percentile, never the smallest: `arrival - timestamp` is the offset plus each
+ * delivery's delay, so the low end is the offset plus the promptest deliveries' delay. Events
+ * dated further apart than that order as dated, whatever order they arrive in; a median, which a
+ * loaded sender's late deliveries pushed up by a second or more, capped events sent together
+ * dated a second apart at their arrival, and so ordered them as they arrived. Never the smallest,
+ * nor anything the lowest tenth of the samples alone decides: one event dated ahead of its
+ * sender's clock moves it not.
+ */
+function lowEnd(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+  return sorted[Math.max(1, Math.floor(sorted.length / 10))]!;
 }
 
 /** How often an ingress process publishes its estimates for operators (ms). */
