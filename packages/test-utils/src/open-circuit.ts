@@ -34,6 +34,8 @@ export async function openCircuit(
     reason: 'failures',
     since: now,
     failures: circuit.failures,
+    // Its last failure, which a 2xx to a call sent before it does not undo.
+    failed_at: now,
     warm: 0,
     next_probe_at: now + circuit.probeInMs,
     ...(first ? { probe_next: first.id } : {}),
