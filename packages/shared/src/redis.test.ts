@@ -104,7 +104,7 @@ describe('createRedis', () => {
     for (const client of [single, cluster, copy, piped]) client.disconnect();
   });
 
-  it('reconnects on READONLY and LOADING, and connects a dropped cluster node again', () => {
+  it('reconnects on READONLY and LOADING, on one server and on a cluster', () => {
     const single = createRedis('redis://127.0.0.1:6399', false, { lazyConnect: true });
     const cluster = createRedis('redis://127.0.0.1:7000', true, { lazyConnect: true }) as Cluster;
     for (const reconnect of [
@@ -117,8 +117,6 @@ describe('createRedis', () => {
       expect(reconnect?.(new Error('LOADING Redis is loading the dataset in memory'))).toBe(1);
       expect(reconnect?.(new Error('ERR unknown command'))).toBe(false);
     }
-    expect(cluster.options.clusterNodeRetryStrategy?.(1)).toBe(100);
-    expect(cluster.options.clusterNodeRetryStrategy?.(100)).toBe(2000);
     single.disconnect();
     cluster.disconnect();
   });

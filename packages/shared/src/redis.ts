@@ -94,18 +94,12 @@ export const reconnectOnFailover = (error: Error): 1 | false =>
   /^(READONLY|LOADING)\b/.test(error.message) ? 1 : false;
 
 /**
- * A cluster node's connection that drops is connected again, every 100 ms more up to 2 s apart
- * (ioredis's default drops it for good, until a slots refresh lists it: a replica that restarts
- * without a slot change would be lost).
- */
-export const clusterNodeRetry = (times: number): number => Math.min(times * 100, 2000);
-
-/**
  * The one way the apps connect to Redis: a `Redis` for one server, or, with `cluster`, a
  * `Cluster` seeded with every node of `url`. Queue prefixes must then be hash tags (`{pw}`).
  * Several nodes without `cluster` is a misuse (config validation refuses it): a coded TypeError.
- * Every connection reconnects on READONLY and LOADING (`reconnectOnFailover`); a cluster's node
- * connections are made again when they drop (`clusterNodeRetry`).
+ * Every connection reconnects on READONLY and LOADING (`reconnectOnFailover`). A cluster's node
+ * connection that drops ends, as ioredis's default has it: its commands fail over to the node the
+ * slots name next, and a slots refresh makes the connection again when the node is back.
  */
 export function createRedis(
   url: string,
@@ -124,7 +118,10 @@ export function createRedis(
     ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
     ...(lazyConnect === undefined ? {} : { lazyConnect }),
     ...(enableAutoPipelining === undefined ? {} : { enableAutoPipelining }),
-    clusterNodeRetryStrategy: clusterNodeRetry,
+    // No `clusterNodeRetryStrategy`: a node connection that waits to reconnect keeps its commands
+    // (with `maxRetriesPerRequest: null`, BullMQ's), and when the slots refresh then drops that
+    // node (its replica promoted), ioredis disconnects it without ever failing them: a worker's
+    // fetch on the dead master waited for ever, and its partition was never taken again.
     // Ready once the client knows the slots, without waiting for `cluster_state:ok`: when that
     // check fails, ioredis connects again but never settles the `connect()` it answered, and
     // BullMQ, remaking a worker's blocking connection while a master is down, awaits that
