@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AcceptedWebhook } from '@pw/shared/queue';
+import { createRedis } from '@pw/shared/runtime';
 import { PrivateRedisCluster } from '@pw/test-utils';
 import { webhookJob } from './fixtures.js';
 import { startWorkerHarness } from './harness.js';
 import type { WorkerHarness } from './harness.js';
 
 // A master of a Redis Cluster without replicas is down for a while: the cluster reports
-// `cluster_state:fail` until it is back. Meanwhile BullMQ remakes the blocking connection of the
-// partition whose master is gone (its fetch timed out). ioredis's cluster client never settles
-// that connect when its ready check finds the cluster failing, and the partition's BullMQ worker
-// waited on it for ever: once the master was back, that partition's jobs stayed in their wait
-// list (docs/operations.md, Failover).
+// `cluster_state:fail` until it is back. Every partition's jobs are taken again once it is. A
+// cluster client connecting meanwhile (BullMQ remakes a blocking connection whose fetch timed
+// out, and awaits its connect) is connected: ioredis's ready check, which found the cluster
+// failing, never settled that connect (docs/operations.md, Failover).
 
 const OUTAGE_MS = 12_000;
 let cluster: PrivateRedisCluster;
@@ -68,6 +68,26 @@ describe('a master of the cluster down for 12 s', { timeout: 120_000 }, () => {
       expect(outcome.state, `partition ${h.partitions.ofWebhookId(webhook.webhook_id)}`).toBe(
         'completed',
       );
+    }
+  });
+
+  it('lets a cluster client connect while the cluster fails', async () => {
+    const [down, survivor] = cluster.nodes;
+    await down!.kill();
+    try {
+      await failing(survivor!);
+      const client = createRedis(cluster.url, true, { lazyConnect: true });
+      client.on('error', () => undefined);
+      try {
+        const connected = client.connect().then(() => 'connected');
+        const waited = new Promise((resolve) => setTimeout(() => resolve('pending'), 10_000));
+        expect(await Promise.race([connected, waited])).toBe('connected');
+      } finally {
+        client.disconnect();
+      }
+    } finally {
+      await down!.resume();
+      await cluster.waitUntilOk();
     }
   });
 });

@@ -123,10 +123,9 @@ export function createRedis(
     // node (its replica promoted), ioredis disconnects it without ever failing them: a worker's
     // fetch on the dead master waited for ever, and its partition was never taken again.
     // Ready once the client knows the slots, without waiting for `cluster_state:ok`: when that
-    // check fails, ioredis connects again but never settles the `connect()` it answered, and
-    // BullMQ, remaking a worker's blocking connection while a master is down, awaits that
-    // promise for ever: the partition's jobs were never taken again. A command to a slot no node
-    // serves yet gets CLUSTERDOWN, which ioredis tries again (`retryDelayOnClusterDown`).
+    // check fails, ioredis connects again but never settles the `connect()` it answered, which
+    // BullMQ awaits when it remakes a blocking connection whose fetch timed out. A command to a
+    // slot no node serves yet gets CLUSTERDOWN, which ioredis tries again.
     enableReadyCheck: false,
     redisOptions: {
       reconnectOnError: reconnectOnFailover,
