@@ -196,10 +196,12 @@ describe('validation', () => {
   });
 
   it('accepts a creation without previous_status, or with null, and dates with offsets', async () => {
+    // The receiver's present, written at +02:00: a fixed date would leave the freshness window.
+    const inOffset = new Date(Date.now() + 7_200_000).toISOString().replace('Z', '+02:00');
     const cases = [
       mutated('quote', (e) => delete e.previous_status),
       mutated('contract', (e) => (e.previous_status = null)),
-      mutated('sales', (e) => (e.timestamp = '2026-11-21T10:00:00.123+02:00')),
+      mutated('sales', (e) => (e.timestamp = inOffset)),
       mutated('contract', (e) => (e.expiry_date = '2027-01-01T00:00:00')),
     ];
     const paths = [pathOf('quote'), pathOf('contract'), pathOf('sales'), pathOf('contract')];
