@@ -29,6 +29,7 @@ import type { SoakSystem } from './system.js';
 import { drive, plan } from './traffic.js';
 import type { Delivery, Purpose } from './traffic.js';
 import { listeningAddresses } from './listening.js';
+import { stuckDetails } from './stuck-details.js';
 
 export type { SoakReport } from './report.js';
 
@@ -243,6 +244,10 @@ async function soak(options: SoakOptions, teardown: Teardown): Promise<SoakRepor
     const { deliveries } = sent;
     const { judged, store } = await check(system, options, sent, baseline, startedAt);
     const failures = judge(judged);
+    // What the stuck ones show, read while the system still runs.
+    failures.push(
+      ...(await stuckDetails(system, judged.findings.stuck, system.sandbox.api.calls, store)),
+    );
     const { unacknowledged, ...checked } = judged;
     return {
       command: `npm run soak -- ${process.argv.slice(2).join(' ')}`.trim(),

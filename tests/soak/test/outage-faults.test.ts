@@ -25,7 +25,7 @@ it('poison-burst and gateway-404: no ordinary dead letter, the partner spared du
     '90',
   ]);
   const report = soak.report!;
-  expect(report, soak.output.slice(-4000)).toBeDefined();
+  expect(report, soak.output.slice(-12_000)).toBeDefined();
   const { odd_path } = report.sent.fault_events;
   expect(odd_path).toBeGreaterThanOrEqual(3);
   const [stretch, ...others] = report.partner_calls_during_outages.stretches;
@@ -42,7 +42,7 @@ it('poison-burst and gateway-404: no ordinary dead letter, the partner spared du
       effects: report.findings.effects,
       failures: report.failures,
     },
-    soak.output.slice(-4000),
+    soak.output.slice(-12_000),
   ).toMatchObject({
     fault_events: { poison: POISON_BURST, odd_path },
     ordinary_dead_letters_from_outages: 0,
