@@ -30,6 +30,7 @@ import { drive, plan } from './traffic.js';
 import type { Delivery, Purpose } from './traffic.js';
 import { listeningAddresses } from './listening.js';
 import { stuckDetails } from './stuck-details.js';
+import { backwardsDetails } from './order-details.js';
 
 export type { SoakReport } from './report.js';
 
@@ -244,9 +245,17 @@ async function soak(options: SoakOptions, teardown: Teardown): Promise<SoakRepor
     const { deliveries } = sent;
     const { judged, store } = await check(system, options, sent, baseline, startedAt);
     const failures = judge(judged);
-    // What the stuck ones show, read while the system still runs.
+    // What the stuck and backwards ones show, read while the system still runs.
+    const calls = system.sandbox.api.calls;
+    failures.push(...(await stuckDetails(system, judged.findings.stuck, calls, store)));
     failures.push(
-      ...(await stuckDetails(system, judged.findings.stuck, system.sandbox.api.calls, store)),
+      ...(await backwardsDetails(
+        system,
+        judged.findings.order.backwards,
+        deliveries,
+        calls,
+        store,
+      )),
     );
     const { unacknowledged, ...checked } = judged;
     return {
