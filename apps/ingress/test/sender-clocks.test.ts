@@ -87,11 +87,28 @@ describe('sender clocks', () => {
     );
   });
 
-  it('starts from a clock published before, until it has seen enough events of its own', () => {
+  it('starts from a clock published before, which its own later deliveries do not raise', () => {
     const clocks = new SenderClocks();
     clocks.seed([{ sender: 'partner', offset_ms: -120_000, samples: 50, at: '' }]);
     // Its first event after a restart is read on the published clock.
     expect(clocks.orderTime('partner', 1_000_120_000, 1_000_000_500)).toBe(1_000_000_000);
+    // A loaded process's own deliveries, each two seconds late, leave the clock as published.
+    for (let i = 1; i <= 5; i++) {
+      clocks.orderTime('partner', 1_000_120_000 + i * 1000, 1_000_002_000 + i * 1000);
+    }
+    expect(clocks.snapshot()[0]).toMatchObject({ offset_ms: -120_000, samples: 6 });
+  });
+
+  it('reads a clock set anew off the last hour of deliveries alone', () => {
+    const clocks = new SenderClocks();
+    const start = 1_800_000_000_000;
+    // On time for an hour, then set back five seconds: every event dated five seconds earlier.
+    for (let minute = 0; minute < 120; minute++) {
+      const arrival = start + minute * 60_000;
+      const timestamp = minute < 60 ? arrival : arrival - 5000;
+      clocks.orderTime('partner', timestamp, arrival + 20);
+    }
+    expect(clocks.snapshot()[0]?.offset_ms).toBe(5020);
   });
 
   it('keeps at most its bound of senders, forgetting the least recently seen', () => {
@@ -137,6 +154,91 @@ describe('sender clocks, events sent together', () => {
             order.set(k, clocks.orderTime('partner', dated, sent + burstDelay + position)!);
           });
           for (let k = 1; k < 5; k++) expect(order.get(k)!).toBeGreaterThan(order.get(k - 1)!);
+        },
+      ),
+    );
+  });
+});
+
+/** Five events dated a second apart, sent at once at `sent`, arriving `delay` later in `order`. */
+function burstAt(sent: number, offsetMs: number, order: number[], delay: number) {
+  return order.map((k, position) => ({
+    k,
+    timestamp: sent - (4 - k) * 1000 - offsetMs,
+    arrival: sent + delay + position,
+  }));
+}
+
+const expectDated = (order: Map<number, number>) => {
+  for (let k = 1; k < 5; k++) expect(order.get(k)!).toBeGreaterThan(order.get(k - 1)!);
+};
+
+describe('sender clocks, after a stretch of late deliveries', () => {
+  it('order a burst as dated once prompt deliveries return, however many late ones came between', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: -300_000, max: 300_000 }),
+        // Prompt deliveries, then an outage's: every one late by seconds (the sender retrying),
+        // more of them than the estimate's samples once were.
+        fc.integer({ min: 10, max: 60 }),
+        fc.array(fc.integer({ min: 2000, max: 30_000 }), { minLength: 120, maxLength: 400 }),
+        fc.shuffledSubarray([0, 1, 2, 3, 4], { minLength: 5 }),
+        fc.integer({ min: 0, max: 300 }),
+        (offsetMs, prompt, late, arrivalOrder, burstDelay) => {
+          const clocks = new SenderClocks();
+          let sent = 1_800_000_000_000;
+          for (let i = 0; i < prompt; i++) {
+            sent += 100;
+            clocks.orderTime('partner', sent - offsetMs, sent + (i % 50));
+          }
+          for (const delay of late) {
+            sent += 100;
+            clocks.orderTime('partner', sent - offsetMs, sent + delay);
+          }
+          const order = new Map<number, number>();
+          for (const e of burstAt(sent + 1000, offsetMs, arrivalOrder, burstDelay)) {
+            order.set(e.k, clocks.orderTime('partner', e.timestamp, e.arrival)!);
+          }
+          expectDated(order);
+        },
+      ),
+    );
+  });
+
+  it('order a burst as dated across two ingress processes, one restarted and loaded', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: -300_000, max: 300_000 }),
+        // Which process each delivery goes to; the second restarts once, from the clocks
+        // published before, and from then on is loaded: its deliveries late by a second or more.
+        fc.array(fc.boolean(), { minLength: 40, maxLength: 300 }),
+        fc.integer({ min: 10, max: 39 }),
+        fc.integer({ min: 1000, max: 5000 }),
+        fc.shuffledSubarray([0, 1, 2, 3, 4], { minLength: 5 }),
+        fc.array(fc.boolean(), { minLength: 5, maxLength: 5 }),
+        (offsetMs, toSecond, restartAt, load, arrivalOrder, burstToSecond) => {
+          const processes = [new SenderClocks(), new SenderClocks()];
+          const delayAt = (second: boolean, i: number) =>
+            second && i >= restartAt ? load + (i % 7) * 100 : i % 50;
+          let sent = 1_800_000_000_000;
+          // The first ten alternate: each process knows the clock before the restart.
+          toSecond.forEach((chosen, i) => {
+            const second = i < 10 ? i % 2 === 1 : chosen;
+            if (i === restartAt) {
+              processes[1] = new SenderClocks();
+              processes[1].seed(processes[0]!.snapshot());
+            }
+            sent += 100;
+            const clocks = processes[second ? 1 : 0]!;
+            clocks.orderTime('partner', sent - offsetMs, sent + delayAt(second, i));
+          });
+          const order = new Map<number, number>();
+          for (const e of burstAt(sent + 1000, offsetMs, arrivalOrder, 0)) {
+            const second = burstToSecond[e.k]!;
+            const arrival = e.arrival + delayAt(second, toSecond.length);
+            order.set(e.k, processes[second ? 1 : 0]!.orderTime('partner', e.timestamp, arrival)!);
+          }
+          expectDated(order);
         },
       ),
     );

@@ -7,19 +7,19 @@ export interface SenderClock {
   sender: string;
   /**
    * The receiver's clock minus the sender's (ms): positive when the sender's clock runs behind,
-   * negative when it runs ahead (the low end, `lowEnd`, of `arrival - timestamp` over its recent
-   * events: the offset plus its promptest deliveries' delay).
+   * negative when it runs ahead (the second lowest, `secondLowest`, of `arrival - timestamp` over
+   * its last hour's events: the offset plus its promptest deliveries' delay).
    */
   offset_ms: number;
-  /** How many recent events the estimate is made of. */
+  /** How many events of the last hour the estimate is made of. */
   samples: number;
   /** When this estimate was made (ISO). */
   at: string;
 }
 
 export interface SenderClocksOptions {
-  /** The recent events kept per sender. @defaultValue 101 */
-  window?: number;
+  /** How long a delivery counts towards the estimate (ms). @defaultValue 3600000 (an hour) */
+  horizonMs?: number;
   /** Events needed before the estimate is used. @defaultValue 3 */
   minSamples?: number;
   /** Senders tracked at most (the least recently seen forgotten first). @defaultValue 256 */
@@ -34,28 +34,43 @@ export function senderOf(event: Record<string, unknown>): string {
   return typeof id === 'string' && id.length <= 128 ? id : '';
 }
 
+/** One minute of a sender's deliveries, by arrival: how many, and their two promptest. */
+interface Minute {
+  minute: number;
+  count: number;
+  /** The two smallest `arrival - timestamp` of the minute, smallest first. */
+  lows: number[];
+  /** Holds the estimate published before (`seed`), as two of its promptest deliveries. */
+  seeded?: true;
+}
+
 interface Track {
-  /** `arrival - timestamp` of its recent events, oldest first. */
-  samples: number[];
-  /** `lowEnd(samples)`; before `minSamples`, a published one (`seed`), or undefined. */
+  /** Its deliveries' minutes within the horizon, oldest first. */
+  minutes: Minute[];
+  /** The estimate published before (`seed`), until the sender's first event here. */
+  seed: number | undefined;
+  /** `secondLowest`, once known. */
   estimate: number | undefined;
 }
 
+const MINUTE_MS = 60_000;
+
 /**
- * Each sender's clock as this process sees it (docs/architecture.md → Order): the low end
- * (`lowEnd`), over its recent events, of when each arrived minus its `timestamp`. An entity's
- * events are ordered by their `timestamp` read on that clock (`orderTime`), so a sender whose
- * clock runs steadily ahead or behind (up to `MAX_CLOCK_SKEW_SECONDS`) has its events ordered as
- * it sent them; one event dated ahead of its sender's clock, or a late delivery, moves it not.
+ * Each sender's clock as this process sees it (docs/architecture.md → Order): the second lowest
+ * (`secondLowest`), over its last hour's events, of when each arrived minus its `timestamp`. An
+ * entity's events are ordered by their `timestamp` read on that clock (`orderTime`), so a sender
+ * whose clock runs steadily ahead or behind (up to `MAX_CLOCK_SKEW_SECONDS`) has its events
+ * ordered as it sent them; one event dated ahead of its sender's clock, or late deliveries
+ * however many, move it not.
  */
 export class SenderClocks {
   private readonly tracks = new Map<string, Track>();
-  private readonly window: number;
+  private readonly horizonMs: number;
   private readonly minSamples: number;
   private readonly maxSenders: number;
 
   constructor(options: SenderClocksOptions = {}) {
-    this.window = options.window ?? 101;
+    this.horizonMs = options.horizonMs ?? 3_600_000;
     this.minSamples = options.minSamples ?? 3;
     this.maxSenders = options.maxSenders ?? 256;
   }
@@ -73,18 +88,23 @@ export class SenderClocks {
   ): number | undefined {
     if (timestampMs === undefined || Number.isNaN(timestampMs)) return undefined;
     const offset = this.tracks.get(sender)?.estimate ?? 0;
-    this.observe(sender, arrivalMs - timestampMs);
+    this.observe(sender, arrivalMs - timestampMs, arrivalMs);
     return Math.min(timestampMs + offset, arrivalMs);
   }
 
   /**
-   * Starts from estimates published before (by this or another ingress process), each used until
-   * this process has seen `minSamples` events of its sender: a restart does not forget a clock.
+   * Starts from estimates published before (by this or another ingress process), each counted as
+   * two of its sender's promptest deliveries for the horizon: a restart does not forget a clock,
+   * and a process that starts loaded does not read its sender's clock off its own late deliveries.
    */
   seed(published: readonly SenderClock[]): void {
     for (const clock of published) {
       if (this.tracks.has(clock.sender) || this.tracks.size >= this.maxSenders) continue;
-      this.tracks.set(clock.sender, { samples: [], estimate: clock.offset_ms });
+      this.tracks.set(clock.sender, {
+        minutes: [],
+        seed: clock.offset_ms,
+        estimate: clock.offset_ms,
+      });
     }
   }
 
@@ -95,41 +115,55 @@ export class SenderClocks {
       .map(([sender, track]) => ({
         sender,
         offset_ms: Math.round(track.estimate!),
-        samples: track.samples.length,
+        samples: track.minutes.reduce((sum, minute) => sum + minute.count, 0),
         at: now.toISOString(),
       }));
   }
 
-  private observe(sender: string, sample: number): void {
+  private observe(sender: string, sample: number, arrivalMs: number): void {
     let track = this.tracks.get(sender);
     if (track) {
       // Most recently seen last: the first is the one to forget.
       this.tracks.delete(sender);
     } else {
-      track = { samples: [], estimate: undefined };
+      track = { minutes: [], seed: undefined, estimate: undefined };
       if (this.tracks.size >= this.maxSenders) {
         this.tracks.delete(this.tracks.keys().next().value!);
       }
     }
     this.tracks.set(sender, track);
-    track.samples.push(sample);
-    if (track.samples.length > this.window) track.samples.shift();
-    if (track.samples.length >= this.minSamples) track.estimate = lowEnd(track.samples);
+    const minute = Math.floor(arrivalMs / MINUTE_MS);
+    if (track.seed !== undefined) {
+      // Kept as this minute's promptest two: the published clock holds for the horizon.
+      track.minutes.push({ minute, count: 0, lows: [track.seed, track.seed], seeded: true });
+      track.seed = undefined;
+    }
+    let current = track.minutes.at(-1);
+    if (current?.minute !== minute) {
+      current = { minute, count: 0, lows: [] };
+      track.minutes.push(current);
+    }
+    current.count += 1;
+    current.lows = [...current.lows, sample].sort((a, b) => a - b).slice(0, 2);
+    const oldest = minute - Math.ceil(this.horizonMs / MINUTE_MS);
+    while (track.minutes[0]!.minute <= oldest) track.minutes.shift();
+    const count = track.minutes.reduce((sum, m) => sum + m.count, 0);
+    if (count < this.minSamples && !track.minutes.some((m) => m.seeded)) return;
+    track.estimate = secondLowest(track.minutes.flatMap((m) => m.lows));
   }
 }
 
 /**
- * The tenth percentile, never the smallest: `arrival - timestamp` is the offset plus each
- * delivery's delay, so the low end is the offset plus the promptest deliveries' delay. Events
- * dated further apart than that order as dated, whatever order they arrive in; a median, which a
- * loaded sender's late deliveries pushed up by a second or more, capped events sent together
- * dated a second apart at their arrival, and so ordered them as they arrived. Never the smallest,
- * nor anything the lowest tenth of the samples alone decides: one event dated ahead of its
- * sender's clock moves it not.
+ * The second lowest `arrival - timestamp` within the horizon: the offset plus the delay of the
+ * sender's promptest deliveries. Never the lowest: one event dated ahead of its sender's clock
+ * moves it not. Late deliveries never raise it, however many (a sender retrying after an outage,
+ * a loaded ingress process): an hour's promptest deliveries keep it, and clocks drift by
+ * milliseconds an hour. So events are ordered as dated and capped at arrival only when they arrive
+ * sooner than the promptest deliveries did, which one dated ahead of its sender's clock does.
  */
-function lowEnd(values: readonly number[]): number {
+function secondLowest(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.max(1, Math.floor(sorted.length / 10))]!;
+  return sorted[Math.min(1, sorted.length - 1)]!;
 }
 
 /** How often an ingress process publishes its estimates for operators (ms). */
