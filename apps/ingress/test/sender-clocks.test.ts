@@ -86,7 +86,9 @@ describe('sender clocks', () => {
       ),
     );
   });
+});
 
+describe('sender clocks, learnt and forgotten', () => {
   it('starts from a clock published before, which its own later deliveries do not raise', () => {
     const clocks = new SenderClocks();
     clocks.seed([{ sender: 'partner', offset_ms: -120_000, samples: 50, at: '' }]);
@@ -102,13 +104,52 @@ describe('sender clocks', () => {
   it('reads a clock set anew off the last hour of deliveries alone', () => {
     const clocks = new SenderClocks();
     const start = 1_800_000_000_000;
-    // On time for an hour, then set back five seconds: every event dated five seconds earlier.
-    for (let minute = 0; minute < 120; minute++) {
-      const arrival = start + minute * 60_000;
-      const timestamp = minute < 60 ? arrival : arrival - 5000;
-      clocks.orderTime('partner', timestamp, arrival + 20);
+    const seen: (number | undefined)[] = [];
+    // Two events a minute, on time for 70 minutes, then with the clock set back five seconds.
+    for (let minute = 0; minute < 132; minute++) {
+      for (const second of [0, 30]) {
+        const arrival = start + minute * 60_000 + second * 1000;
+        clocks.orderTime('partner', minute < 70 ? arrival : arrival - 5000, arrival + 20);
+      }
+      seen.push(clocks.snapshot()[0]?.offset_ms);
     }
-    expect(clocks.snapshot()[0]?.offset_ms).toBe(5020);
+    // The on-time minutes count until an hour after their own, then no more.
+    expect(seen.slice(127, 131)).toEqual([20, 20, 5020, 5020]);
+  });
+
+  it('learns the clock of a sender seldom heard from its last few events, however old', () => {
+    const clocks = new SenderClocks();
+    const start = 1_800_000_000_000;
+    for (let i = 0; i < 4; i++) {
+      const arrival = start + i * 1_800_000;
+      clocks.orderTime('partner', arrival - 120_000, arrival + 10);
+    }
+    expect(clocks.snapshot()[0]).toMatchObject({ offset_ms: 120_010, samples: 3 });
+  });
+
+  it('forgets a published clock an hour after it was published', () => {
+    const clocks = new SenderClocks();
+    const published = 1_800_000_000_000;
+    clocks.seed([
+      { sender: 'partner', offset_ms: 0, samples: 9, at: new Date(published).toISOString() },
+    ]);
+    // Every event here two seconds late: the published clock holds while it is fresh.
+    const late = (at: number) => clocks.orderTime('partner', at - 2000, at);
+    for (let i = 0; i < 3; i++) late(published + 60_000 + i);
+    expect(clocks.snapshot()[0]?.offset_ms).toBe(0);
+    for (let i = 0; i < 3; i++) late(published + 3_660_000 + i);
+    expect(clocks.snapshot()[0]?.offset_ms).toBe(2000);
+  });
+
+  it("keeps its minutes in order when the receiver's clock is set back", () => {
+    const clocks = new SenderClocks();
+    const start = 1_800_000_000_000;
+    for (let i = 0; i < 5; i++) clocks.orderTime('partner', start + i, start + i + 10);
+    // An hour back: still read on the clock learnt, and the minutes it had still count.
+    const back = start - 3_600_000;
+    expect(clocks.orderTime('partner', back, back + 10)).toBe(back + 10);
+    expect(clocks.snapshot()[0]).toMatchObject({ offset_ms: 10, samples: 6 });
+    expect(() => new SenderClocks({ horizonMs: 0 })).toThrow(RangeError);
   });
 
   it('keeps at most its bound of senders, forgetting the least recently seen', () => {
@@ -226,7 +267,7 @@ describe('sender clocks, after a stretch of late deliveries', () => {
             const second = i < 10 ? i % 2 === 1 : chosen;
             if (i === restartAt) {
               processes[1] = new SenderClocks();
-              processes[1].seed(processes[0]!.snapshot());
+              processes[1].seed(processes[0]!.snapshot(new Date(sent)));
             }
             sent += 100;
             const clocks = processes[second ? 1 : 0]!;

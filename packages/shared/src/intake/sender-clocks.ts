@@ -7,11 +7,11 @@ export interface SenderClock {
   sender: string;
   /**
    * The receiver's clock minus the sender's (ms): positive when the sender's clock runs behind,
-   * negative when it runs ahead (the second lowest, `secondLowest`, of `arrival - timestamp` over
-   * its last hour's events: the offset plus its promptest deliveries' delay).
+   * negative when it runs ahead (the low end, `lowEnd`, of `arrival - timestamp` over its last
+   * hour of events: the offset plus its promptest deliveries' delay).
    */
   offset_ms: number;
-  /** How many events of the last hour the estimate is made of. */
+  /** How many events the estimate is made of (the last hour's, or at least the last few). */
   samples: number;
   /** When this estimate was made (ISO). */
   at: string;
@@ -34,43 +34,43 @@ export function senderOf(event: Record<string, unknown>): string {
   return typeof id === 'string' && id.length <= 128 ? id : '';
 }
 
-/** One minute of a sender's deliveries, by arrival: how many, and their two promptest. */
+/** One minute of a sender's deliveries, by arrival: how many, and its two promptest. */
 interface Minute {
   minute: number;
   count: number;
   /** The two smallest `arrival - timestamp` of the minute, smallest first. */
   lows: number[];
-  /** Holds the estimate published before (`seed`), as two of its promptest deliveries. */
-  seeded?: true;
 }
 
 interface Track {
-  /** Its deliveries' minutes within the horizon, oldest first. */
+  /** Its deliveries' minutes, oldest first: the horizon's, and at least `minSamples` deliveries. */
   minutes: Minute[];
-  /** The estimate published before (`seed`), until the sender's first event here. */
-  seed: number | undefined;
-  /** `secondLowest`, once known. */
+  /** The estimate published before (`seed`) and the minute it was published, for the horizon. */
+  seed: { offset: number; minute: number } | undefined;
+  /** `lowEnd`, once known. */
   estimate: number | undefined;
 }
 
 const MINUTE_MS = 60_000;
 
 /**
- * Each sender's clock as this process sees it (docs/architecture.md → Order): the second lowest
- * (`secondLowest`), over its last hour's events, of when each arrived minus its `timestamp`. An
+ * Each sender's clock as this process sees it (docs/architecture.md → Order): the low end
+ * (`lowEnd`), over its last hour of events, of when each arrived minus its `timestamp`. An
  * entity's events are ordered by their `timestamp` read on that clock (`orderTime`), so a sender
  * whose clock runs steadily ahead or behind (up to `MAX_CLOCK_SKEW_SECONDS`) has its events
- * ordered as it sent them; one event dated ahead of its sender's clock, or late deliveries
- * however many, move it not.
+ * ordered as it sent them; an event dated ahead of its sender's clock now and then, or late
+ * deliveries however many, move it not.
  */
 export class SenderClocks {
   private readonly tracks = new Map<string, Track>();
-  private readonly horizonMs: number;
+  private readonly horizonMinutes: number;
   private readonly minSamples: number;
   private readonly maxSenders: number;
 
   constructor(options: SenderClocksOptions = {}) {
-    this.horizonMs = options.horizonMs ?? 3_600_000;
+    const horizonMs = options.horizonMs ?? 3_600_000;
+    if (!(horizonMs >= MINUTE_MS)) throw new RangeError('horizonMs must be a minute or more');
+    this.horizonMinutes = Math.ceil(horizonMs / MINUTE_MS);
     this.minSamples = options.minSamples ?? 3;
     this.maxSenders = options.maxSenders ?? 256;
   }
@@ -94,15 +94,17 @@ export class SenderClocks {
 
   /**
    * Starts from estimates published before (by this or another ingress process), each counted as
-   * two of its sender's promptest deliveries for the horizon: a restart does not forget a clock,
-   * and a process that starts loaded does not read its sender's clock off its own late deliveries.
+   * two of its sender's promptest minutes until the horizon has passed since it was published: a
+   * restart does not forget a clock, and a process that starts loaded does not read its sender's
+   * clock off its own late deliveries.
    */
   seed(published: readonly SenderClock[]): void {
     for (const clock of published) {
       if (this.tracks.has(clock.sender) || this.tracks.size >= this.maxSenders) continue;
+      const minute = Math.floor(Date.parse(clock.at) / MINUTE_MS);
       this.tracks.set(clock.sender, {
         minutes: [],
-        seed: clock.offset_ms,
+        seed: { offset: clock.offset_ms, minute: Number.isNaN(minute) ? Infinity : minute },
         estimate: clock.offset_ms,
       });
     }
@@ -132,38 +134,57 @@ export class SenderClocks {
       }
     }
     this.tracks.set(sender, track);
-    const minute = Math.floor(arrivalMs / MINUTE_MS);
-    if (track.seed !== undefined) {
-      // Kept as this minute's promptest two: the published clock holds for the horizon.
-      track.minutes.push({ minute, count: 0, lows: [track.seed, track.seed], seeded: true });
-      track.seed = undefined;
-    }
     let current = track.minutes.at(-1);
+    // A receiver's clock set back counts on in the minute it had reached: minutes stay in order.
+    const minute = Math.max(Math.floor(arrivalMs / MINUTE_MS), current?.minute ?? -Infinity);
     if (current?.minute !== minute) {
       current = { minute, count: 0, lows: [] };
       track.minutes.push(current);
     }
     current.count += 1;
-    current.lows = [...current.lows, sample].sort((a, b) => a - b).slice(0, 2);
-    const oldest = minute - Math.ceil(this.horizonMs / MINUTE_MS);
-    while (track.minutes[0]!.minute <= oldest) track.minutes.shift();
-    const count = track.minutes.reduce((sum, m) => sum + m.count, 0);
-    if (count < this.minSamples && !track.minutes.some((m) => m.seeded)) return;
-    track.estimate = secondLowest(track.minutes.flatMap((m) => m.lows));
+    if (current.lows.length < 2 || sample < current.lows[1]!) {
+      current.lows = [...current.lows, sample].sort((a, b) => a - b).slice(0, 2);
+    }
+    const count = this.forget(track, minute - this.horizonMinutes);
+    if (track.seed || count >= this.minSamples) track.estimate = lowEnd(track);
+  }
+
+  /**
+   * Drops the minutes (and the seed) at or before `oldest`, but keeps at least `minSamples`
+   * deliveries: a sender seldom heard is read off its last few. Returns the deliveries kept.
+   */
+  private forget(track: Track, oldest: number): number {
+    let count = track.minutes.reduce((sum, m) => sum + m.count, 0);
+    while (
+      track.minutes[0]!.minute <= oldest &&
+      count - track.minutes[0]!.count >= this.minSamples
+    ) {
+      count -= track.minutes.shift()!.count;
+    }
+    if (track.seed && track.seed.minute <= oldest) track.seed = undefined;
+    return count;
   }
 }
 
 /**
- * The second lowest `arrival - timestamp` within the horizon: the offset plus the delay of the
- * sender's promptest deliveries. Never the lowest: one event dated ahead of its sender's clock
- * moves it not. Late deliveries never raise it, however many (a sender retrying after an outage,
- * a loaded ingress process): an hour's promptest deliveries keep it, and clocks drift by
- * milliseconds an hour. So events are ordered as dated and capped at arrival only when they arrive
+ * The second lowest `arrival - timestamp` kept (each minute's two lowest, the seed twice): the
+ * offset plus the delay of the sender's promptest deliveries. Never the lowest: an event dated
+ * ahead of its sender's clock is the lowest, so it moves it not. Late deliveries never raise it,
+ * however many (a sender retrying after an outage, a loaded ingress process): the horizon's
+ * promptest keep it. So events are ordered as dated, and capped at arrival only when they arrive
  * sooner than the promptest deliveries did, which one dated ahead of its sender's clock does.
  */
-function secondLowest(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(1, sorted.length - 1)]!;
+function lowEnd(track: Track): number {
+  // One pass, no copy: it runs per webhook, over at most two numbers a minute.
+  let lowest = track.seed?.offset ?? Infinity;
+  let second = lowest;
+  for (const { lows } of track.minutes) {
+    for (const value of lows) {
+      if (value < lowest) [lowest, second] = [value, lowest];
+      else if (value < second) second = value;
+    }
+  }
+  return second === Infinity ? lowest : second;
 }
 
 /** How often an ingress process publishes its estimates for operators (ms). */
