@@ -1,10 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   isStoreUnavailable,
+  isWebhookNotStoredYet,
   parseChange,
   RecordStreams,
   rejectedStreamKey,
   RejectedChanges,
+  streamIdTime,
 } from '@pw/records';
 import type { PartitionEntry, RecordChange, RefusedChange } from '@pw/records';
 import { ingressTotals, keptMinutes, markChanged, takeChangedMinutes } from '@pw/shared/records';
@@ -44,10 +46,23 @@ export interface RecorderSettings {
   claimIdleMs?: number;
   /** Between purges of rows older than the retention (ms). @defaultValue 1 hour */
   purgeEveryMs?: number;
+  /**
+   * How long a change may wait, pending, for its webhook's own change (ms), before it is set
+   * aside with the refused. @defaultValue `WEBHOOK_WAIT_MS` (10 minutes)
+   */
+  webhookWaitMs?: number;
 }
 
 /** Longest wait between tries while the record store is away (ms). */
 const MAX_BACKOFF_MS = 5000;
+
+/**
+ * How long a change may wait for its webhook's own change (ms), by default: one of a webhook the
+ * store has not, because another recorder holds the webhook's change (or held it, and died: it is
+ * taken over after `claimIdleMs`), stays pending and is read again once taken over anew; older
+ * than this, it is set aside with the refused.
+ */
+export const WEBHOOK_WAIT_MS = 600_000;
 
 /**
  * Writes the record streams to the record store: reads every partition's stream in a consumer
@@ -69,6 +84,8 @@ export class Recorder {
   private failures = 0;
   private lastClaim = 0;
   private lastPurge = 0;
+  /** Webhooks a change of which this recorder set aside lately: their changes wait for nothing. */
+  private readonly setAsideWebhooks = new Set<string>();
 
   constructor(
     private readonly redis: RedisClient,
@@ -137,35 +154,41 @@ export class Recorder {
     const { changes, refused } = parseAll(entries);
     const all = changes.flatMap(({ changes: parsed }) => parsed);
     let finished: string[];
+    const waiting = new Set<string>();
     try {
       finished = await this.store.writeBatch(all);
     } catch (error) {
       // The store away: the batch waits, pending. Else it refused something in it: find what.
       if (isStoreUnavailable(error)) throw error;
-      this.log.warn(
-        { err: error, changes: changes.length },
-        'the record store refused a batch: writing its changes one by one',
-      );
+      if (!isWebhookNotStoredYet(error)) {
+        this.log.warn(
+          { err: error, changes: changes.length },
+          'the record store refused a batch: writing its changes one by one',
+        );
+      }
       const oneByOne = await this.writeOneByOne(changes);
       refused.push(...oneByOne.refused);
       finished = oneByOne.finished;
+      for (const id of oneByOne.waiting) waiting.add(id);
     }
     if (refused.length > 0) await this.setAside(refused);
     // Before the changes leave the stream: a recorder stopped in between writes them again.
     await this.hot.shorten(finished);
-    await this.streams.done(entries.map(({ partition, entry }) => ({ partition, id: entry[0] })));
-    this.metrics?.written.inc(entries.length - refused.length);
+    const done = entries.filter(({ entry }) => !waiting.has(entry[0]));
+    await this.streams.done(done.map(({ partition, entry }) => ({ partition, id: entry[0] })));
+    this.metrics?.written.inc(done.length - refused.length);
     this.metrics?.batches.inc({ outcome: 'written' });
   }
 
   /**
-   * Each entry's changes on their own; returns the entries the store refused alone, and the
-   * webhooks the others finished.
+   * Each entry's changes on their own; returns the entries the store refused alone, those that
+   * wait for their webhook's own change (left pending), and the webhooks the others finished.
    */
   private async writeOneByOne(
     changes: ParsedEntry[],
-  ): Promise<{ refused: RefusedChange[]; finished: string[] }> {
+  ): Promise<{ refused: RefusedChange[]; waiting: string[]; finished: string[] }> {
     const refused: RefusedChange[] = [];
+    const waiting: string[] = [];
     const finished: string[] = [];
     for (const { partition, entry, changes: parsed } of changes) {
       try {
@@ -174,10 +197,39 @@ export class Recorder {
         // The store went away meanwhile: the whole batch waits (what was written is written
         // again later, which changes nothing).
         if (isStoreUnavailable(error)) throw error;
+        if (isWebhookNotStoredYet(error) && this.mayWait(entry[0], parsed)) {
+          this.log.info(
+            { change_id: entry[0], partition },
+            "record change waits for its webhook's own change",
+          );
+          waiting.push(entry[0]);
+          continue;
+        }
         refused.push({ id: entry[0], fields: entry[1] ?? [], error, partition });
+        this.remember(parsed);
       }
     }
-    return { refused, finished };
+    return { refused, waiting, finished };
+  }
+
+  /**
+   * Whether a change the store refused for want of its webhook may wait for the webhook's own
+   * change: not past `webhookWaitMs`, nor when this recorder set a change of that webhook aside.
+   */
+  private mayWait(id: string, changes: RecordChange[]): boolean {
+    const age = Date.now() - Date.parse(streamIdTime(id));
+    if (age >= (this.settings.webhookWaitMs ?? WEBHOOK_WAIT_MS)) return false;
+    return !changes.some((change) => this.setAsideWebhooks.has(webhookOfChange(change)));
+  }
+
+  /** The webhooks of changes set aside, the last thousand. */
+  private remember(changes: RecordChange[]): void {
+    for (const change of changes) {
+      this.setAsideWebhooks.add(webhookOfChange(change));
+      if (this.setAsideWebhooks.size > 1000) {
+        this.setAsideWebhooks.delete(this.setAsideWebhooks.values().next().value!);
+      }
+    }
   }
 
   /** Kept apart, with the store's reasons, before they are deleted from the stream. */
@@ -257,6 +309,20 @@ export class Recorder {
 /** An entry of a partition's stream and the changes it stands for. */
 interface ParsedEntry extends PartitionEntry {
   changes: RecordChange[];
+}
+
+/** The webhook a change is about ('' for an audit entry). */
+function webhookOfChange(change: RecordChange): string {
+  switch (change.kind) {
+    case 'webhook':
+      return change.webhook.webhook_id;
+    case 'outcome':
+      return change.outcome.webhook_id;
+    case 'completed':
+      return change.webhook_id;
+    default:
+      return '';
+  }
 }
 
 /** Every entry's changes; an entry that cannot be read at all is refused with the reason. */

@@ -79,6 +79,10 @@ export async function startRecorder(
     metrics?: RecorderMetrics;
     partitions?: Partitions;
     recordTtlSeconds?: number;
+    /** Its name in the consumer group. @defaultValue 'test' */
+    consumer?: string;
+    claimIdleMs?: number;
+    webhookWaitMs?: number;
   } = {},
 ): Promise<Recorder> {
   // The recorder's own connection (it blocks on reads), closed after it: the recorder leaves the
@@ -89,10 +93,12 @@ export async function startRecorder(
     store,
     {
       partitions: settings.partitions ?? new Partitions(harness.prefix),
-      consumer: 'test',
+      consumer: settings.consumer ?? 'test',
       retentionDays: 90,
       recordTtlSeconds: settings.recordTtlSeconds ?? 600,
       blockMs: settings.blockMs ?? 50,
+      ...(settings.claimIdleMs === undefined ? {} : { claimIdleMs: settings.claimIdleMs }),
+      ...(settings.webhookWaitMs === undefined ? {} : { webhookWaitMs: settings.webhookWaitMs }),
     },
     log,
     settings.metrics,

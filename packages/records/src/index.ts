@@ -10,7 +10,12 @@ export {
   webhookQuery,
 } from './read-queries.js';
 export type { PageQuery, Query } from './read-queries.js';
-export { isConnectionFailure, isStoreUnavailable, storeFailure } from './store-errors.js';
+export {
+  isConnectionFailure,
+  isStoreUnavailable,
+  isWebhookNotStoredYet,
+  storeFailure,
+} from './store-errors.js';
 export type { StoreFailure } from './store-errors.js';
 // The record stream's reader: the changes as read, reading every partition's stream, the changes
 // the store refused, set aside.

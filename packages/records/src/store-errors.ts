@@ -79,3 +79,11 @@ export function storeFailure(error: unknown): StoreFailure {
 /** True when the store cannot be reached or cannot work right now (see `storeFailure`). */
 export const isStoreUnavailable = (error: unknown): boolean =>
   storeFailure(error) === 'unavailable';
+
+/**
+ * True when the store refused a change because it has not the webhook the change is about yet
+ * (a foreign key): the webhook's own change is still on its way (held by another recorder, or by
+ * one that died, until it is taken over), and the change can be written once it is.
+ */
+export const isWebhookNotStoredYet = (error: unknown): boolean =>
+  (error as { code?: unknown } | null)?.code === '23503';

@@ -28,6 +28,11 @@ interface Stream {
   key: string;
   /** Changes this consumer took and has not acknowledged may be waiting: read those first. */
   ownPending: boolean;
+  /**
+   * Where the next read of those starts: after the last one read, so that a change left pending
+   * on purpose (`Recorder`: its webhook not stored yet) is read again only once taken over anew.
+   */
+  pendingFrom: string;
 }
 
 /**
@@ -53,6 +58,7 @@ export class RecordStreams {
       partition,
       key: recordStreamKey(prefix),
       ownPending: true,
+      pendingFrom: '0',
     }));
     this.share = Math.max(MIN_SHARE, Math.ceil(options.batchSize / partitions.count));
   }
@@ -86,7 +92,7 @@ export class RecordStreams {
   }
 
   private async readOne(stream: Stream, block: boolean): Promise<StreamEntry[]> {
-    const from = stream.ownPending ? '0' : '>';
+    const from = stream.ownPending ? stream.pendingFrom : '>';
     const wait = block ? ['BLOCK', this.options.blockMs] : [];
     const reply = (await this.redis.xreadgroup(
       'GROUP',
@@ -100,14 +106,21 @@ export class RecordStreams {
       from,
     )) as [string, StreamEntry[]][] | null;
     const entries = reply?.[0]?.[1] ?? [];
-    // Once nothing of ours is pending, new changes.
-    if (entries.length === 0) stream.ownPending = false;
+    // Once nothing of ours is pending past the cursor, new changes.
+    if (entries.length === 0) this.pendingRead(stream);
+    else if (stream.ownPending) stream.pendingFrom = entries.at(-1)![0];
     return entries;
   }
 
   /** A write failed: what each stream gave this consumer is read again first. */
   failed(): void {
-    for (const stream of this.streams) stream.ownPending = true;
+    for (const stream of this.streams) this.pendingRead(stream, true);
+  }
+
+  /** Whether the stream's next read is of this consumer's pending changes, from the first. */
+  private pendingRead(stream: Stream, pending = false): void {
+    stream.ownPending = pending;
+    stream.pendingFrom = '0';
   }
 
   /** Acknowledged and deleted together, stream by stream: each holds only what the store lacks. */
@@ -125,7 +138,10 @@ export class RecordStreams {
     );
   }
 
-  /** Takes over changes another consumer took and left for `idleMs`; true when there were some. */
+  /**
+   * Takes over changes another consumer took and left for `idleMs` (this one's too: those it left
+   * pending on purpose), read first after; true when there were some.
+   */
   async claim(idleMs: number): Promise<boolean> {
     const claimed = await Promise.all(
       this.streams.map(async (stream) => {
@@ -139,7 +155,7 @@ export class RecordStreams {
           this.options.batchSize,
           'JUSTID',
         )) as [string, string[]];
-        if (ids.length > 0) stream.ownPending = true;
+        if (ids.length > 0) this.pendingRead(stream, true);
         return ids.length > 0;
       }),
     );

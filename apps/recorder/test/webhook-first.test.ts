@@ -1,0 +1,74 @@
+// Changes of one webhook that reach the store out of order, because two recorders took them: an
+// action's completion, which needs the webhook's row, read by one recorder while another holds
+// the webhook's own change (and dies; its changes are taken over once idle). The completion waits
+// for it, pending, and is written after it: never set aside, never lost.
+import { expect, test } from 'vitest';
+import { RECORDER_GROUP, RejectedChanges } from '@pw/records';
+import { recordStreamKey } from '@pw/shared/records';
+import { drained, job, recorderHarness, schemaStore, startRecorder } from './harness.js';
+
+const harness = recorderHarness();
+
+test("an action's completion read before its webhook's own change (held by a recorder that died) waits for it, and the store ends completed", async () => {
+  const { store } = await schemaStore(harness);
+  const stream = recordStreamKey(harness.prefix);
+  await harness.redis.xgroup('CREATE', stream, RECORDER_GROUP, '0', 'MKSTREAM');
+
+  // The ingress takes the webhook in; a recorder reads its change, then dies before writing it.
+  const accepted = job(['notify_customer']);
+  await harness.intake.add(accepted);
+  const taken = (await harness.redis.xreadgroup(
+    'GROUP',
+    RECORDER_GROUP,
+    'recorder-that-died',
+    'COUNT',
+    10,
+    'STREAMS',
+    stream,
+    '>',
+  )) as [string, [string, string[]][]][];
+  expect(taken[0]?.[1]).toHaveLength(1);
+
+  // The worker completes the action: a completion, which the live recorder reads first.
+  const attempts = await harness.outcomes.started(accepted.webhook_id, 'notify_customer');
+  const timing = { started_at: accepted.received_at, status: 200, duration_ms: 1 };
+  await harness.outcomes.completed(accepted.webhook_id, 'notify_customer', timing, attempts);
+  await startRecorder(harness, store, { consumer: 'live', claimIdleMs: 300 });
+
+  await drained(harness);
+  const stored = await store.webhook(accepted.webhook_id);
+  expect(stored).toMatchObject({ state: 'completed', entity_id: accepted.entity_id });
+  expect(stored?.actions).toMatchObject([
+    { name: 'notify_customer', state: 'completed', attempts: 1 },
+  ]);
+  expect(stored?.actions[0]?.history).toHaveLength(1);
+  expect(await new RejectedChanges(harness.redis, harness.prefix).count()).toBe(0);
+});
+
+test("a change whose webhook's own change never comes waits without reading it again and again, then is set aside", async () => {
+  const { store } = await schemaStore(harness);
+  let batches = 0;
+  const counting = Object.assign(Object.create(store) as typeof store, {
+    writeBatch: (changes: Parameters<typeof store.writeBatch>[0]) => {
+      batches += 1;
+      return store.writeBatch(changes);
+    },
+  });
+  const stream = recordStreamKey(harness.prefix);
+  // The webhook's change gone from the stream (an operator deleted it, say): its completion alone.
+  const accepted = job(['notify_customer']);
+  await harness.intake.add(accepted);
+  await harness.redis.del(stream);
+  const timing = { started_at: accepted.received_at, status: 200, duration_ms: 1 };
+  await harness.outcomes.completed(accepted.webhook_id, 'notify_customer', timing, 1, true);
+
+  await startRecorder(harness, counting, { claimIdleMs: 200, webhookWaitMs: 2000 });
+  await drained(harness);
+  const rejected = new RejectedChanges(harness.redis, harness.prefix);
+  expect(await rejected.list({ limit: 10 })).toMatchObject({
+    rejected: [{ kind: 'completed', webhook_id: accepted.webhook_id, error: { code: '23503' } }],
+  });
+  // Read again once per take-over (every 200 ms, once idle 200 ms) over the 2 s it waited, each
+  // read a batch and the change alone: never read again at once.
+  expect(batches).toBeLessThanOrEqual(2 * (2000 / 200 + 2));
+});
