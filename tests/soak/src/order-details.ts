@@ -2,14 +2,14 @@
 // event's, read before the system stops: each of the entity's events, oldest first by its
 // `timestamp`, with the time the ingress ordered it by (`order_ms`), its action's record and the
 // partner calls made for it. A line each.
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { RecordedCall } from '@pw/sandbox';
 import { EVENT_REGISTRY } from '@pw/shared/events';
 import type { EventType } from '@pw/shared/events';
-import { actionJobId, QUEUE_NAMES } from '@pw/shared/queue';
+import { actionJobId } from '@pw/shared/queue';
 import type { ActionJobData } from '@pw/shared/queue';
 import type { Store } from './checks.js';
-import { QUEUE_PREFIX } from './system.js';
+import { withActionsQueue } from './stuck-details.js';
 import type { SoakSystem } from './system.js';
 import type { Delivery } from './traffic.js';
 
@@ -67,13 +67,8 @@ export async function backwardsDetails(
   store: Store,
 ): Promise<string[]> {
   if (backwards.length === 0) return [];
-  const redis = system.redis.client();
-  const queue = new Queue<ActionJobData>(QUEUE_NAMES.actions, {
-    connection: redis,
-    prefix: QUEUE_PREFIX,
-  });
-  try {
-    return await Promise.all(
+  return withActionsQueue(system, (queue) =>
+    Promise.all(
       backwards.slice(0, DESCRIBED).map(async (key) => {
         const action = key.slice(key.lastIndexOf(' ') + 1);
         const entity = key.slice(0, key.lastIndexOf(' '));
@@ -85,9 +80,6 @@ export async function backwardsDetails(
         );
         return `backwards ${key}: ${JSON.stringify(views)}`;
       }),
-    );
-  } finally {
-    await queue.close();
-    redis.disconnect();
-  }
+    ),
+  );
 }

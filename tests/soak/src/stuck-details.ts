@@ -4,6 +4,7 @@
 import { Queue } from 'bullmq';
 import type { RecordedCall } from '@pw/sandbox';
 import { actionJobId, QUEUE_NAMES } from '@pw/shared/queue';
+import type { ActionJobData } from '@pw/shared/queue';
 import type { Store } from './checks.js';
 import { QUEUE_PREFIX } from './system.js';
 import type { SoakSystem } from './system.js';
@@ -25,7 +26,7 @@ async function operatorView(system: SoakSystem, webhookId: string) {
   return record;
 }
 
-async function jobView(queue: Queue, jobId: string) {
+async function jobView(queue: Queue<ActionJobData>, jobId: string) {
   const job = await queue.getJob(jobId);
   if (!job) return { job_id: jobId, state: 'none' };
   const logs = await queue.getJobLogs(jobId, 0, 20);
@@ -53,10 +54,8 @@ export async function stuckDetails(
   store: Store,
 ): Promise<string[]> {
   if (stuck.length === 0) return [];
-  const redis = system.redis.client();
-  const queue = new Queue(QUEUE_NAMES.actions, { connection: redis, prefix: QUEUE_PREFIX });
-  try {
-    return await Promise.all(
+  return withActionsQueue(system, (queue) =>
+    Promise.all(
       stuck.slice(0, DESCRIBED).map(async (webhookId) => {
         const record = await operatorView(system, webhookId);
         const names = ('actions' in record ? (record.actions ?? []) : []).map(
@@ -75,7 +74,22 @@ export async function stuckDetails(
         const details = { record, stored, jobs, partner_calls: partnerCalls };
         return `stuck ${webhookId}: ${JSON.stringify(details)}`;
       }),
-    );
+    ),
+  );
+}
+
+/** Runs `read` with the soak system's actions queue, closed after. */
+export async function withActionsQueue<T>(
+  system: SoakSystem,
+  read: (queue: Queue<ActionJobData>) => Promise<T>,
+): Promise<T> {
+  const redis = system.redis.client();
+  const queue = new Queue<ActionJobData>(QUEUE_NAMES.actions, {
+    connection: redis,
+    prefix: QUEUE_PREFIX,
+  });
+  try {
+    return await read(queue);
   } finally {
     await queue.close();
     redis.disconnect();
