@@ -6,7 +6,6 @@ import {
   RecordStreams,
   rejectedStreamKey,
   RejectedChanges,
-  streamIdTime,
 } from '@pw/records';
 import type { PartitionEntry, RecordChange, RefusedChange } from '@pw/records';
 import { ingressTotals, keptMinutes, markChanged, takeChangedMinutes } from '@pw/shared/records';
@@ -14,6 +13,7 @@ import type { Partitions } from '@pw/shared/queue';
 import type { IngressCountRow } from '@pw/shared/records';
 import type { Logger, RedisClient } from '@pw/shared/runtime';
 import { HotRecords } from './hot-records.js';
+import { WebhookWaits } from './webhook-waits.js';
 import type { RecorderMetrics } from './metrics.js';
 
 /** What the recorder needs of the record store. */
@@ -57,10 +57,11 @@ export interface RecorderSettings {
 const MAX_BACKOFF_MS = 5000;
 
 /**
- * How long a change may wait for its webhook's own change (ms), by default: one of a webhook the
- * store has not, because another recorder holds the webhook's change (or held it, and died: it is
- * taken over after `claimIdleMs`), stays pending and is read again once taken over anew; older
- * than this, it is set aside with the refused.
+ * How long a change may wait for its webhook's own change (ms), by default, from when this
+ * recorder first found the webhook missing: one of a webhook the store has not, because another
+ * recorder holds the webhook's change (or held it, and died: it is taken over after
+ * `claimIdleMs`), stays pending and is read again once taken over anew (`WebhookWaits`); past
+ * this, it is set aside with the refused.
  */
 export const WEBHOOK_WAIT_MS = 600_000;
 
@@ -84,8 +85,7 @@ export class Recorder {
   private failures = 0;
   private lastClaim = 0;
   private lastPurge = 0;
-  /** Webhooks a change of which this recorder set aside lately: their changes wait for nothing. */
-  private readonly setAsideWebhooks = new Set<string>();
+  private readonly waits: WebhookWaits;
 
   constructor(
     private readonly redis: RedisClient,
@@ -101,6 +101,7 @@ export class Recorder {
     });
     this.rejected = new RejectedChanges(redis, settings.partitions);
     this.hot = new HotRecords(redis, settings.partitions, settings.recordTtlSeconds);
+    this.waits = new WebhookWaits(settings.webhookWaitMs ?? WEBHOOK_WAIT_MS);
     // Read from Redis at each scrape: true while the store is down, when no batch gets written.
     metrics?.observe({
       backlog: () => this.streams.backlog(),
@@ -153,10 +154,9 @@ export class Recorder {
   private async write(entries: PartitionEntry[]): Promise<void> {
     const { changes, refused } = parseAll(entries);
     const all = changes.flatMap(({ changes: parsed }) => parsed);
-    let finished: string[];
-    const waiting = new Set<string>();
+    let written: Written;
     try {
-      finished = await this.store.writeBatch(all);
+      written = { finished: await this.store.writeBatch(all), refused, waiting: [] };
     } catch (error) {
       // The store away: the batch waits, pending. Else it refused something in it: find what.
       if (isStoreUnavailable(error)) throw error;
@@ -166,70 +166,75 @@ export class Recorder {
           'the record store refused a batch: writing its changes one by one',
         );
       }
-      const oneByOne = await this.writeOneByOne(changes);
-      refused.push(...oneByOne.refused);
-      finished = oneByOne.finished;
-      for (const id of oneByOne.waiting) waiting.add(id);
+      written = await this.writeApart(changes);
+      written.refused.push(...refused);
     }
-    if (refused.length > 0) await this.setAside(refused);
+    if (written.refused.length > 0) await this.setAside(written.refused);
     // Before the changes leave the stream: a recorder stopped in between writes them again.
-    await this.hot.shorten(finished);
-    const done = entries.filter(({ entry }) => !waiting.has(entry[0]));
+    await this.hot.shorten(written.finished);
+    const waiting = new Set(written.waiting);
+    const done = entries.filter((e) => !waiting.has(entryKey(e)));
     await this.streams.done(done.map(({ partition, entry }) => ({ partition, id: entry[0] })));
-    this.metrics?.written.inc(done.length - refused.length);
+    for (const entry of done) this.waits.ended(entryKey(entry));
+    this.waits.written(
+      changes.flatMap((e) => (waiting.has(entryKey(e)) ? [] : openedWebhooks(e.changes))),
+    );
+    this.metrics?.written.inc(done.length - written.refused.length);
     this.metrics?.batches.inc({ outcome: 'written' });
+  }
+
+  /**
+   * A batch the store refused, apart: the entries that may lack their webhook's row (a completion
+   * whose webhook no change of the batch opens) one by one, the others together when they can be,
+   * so that a completion waiting among hundreds of changes costs one transaction more, not
+   * hundreds.
+   */
+  private async writeApart(changes: ParsedEntry[]): Promise<Written> {
+    const opened = new Set(changes.flatMap((e) => openedWebhooks(e.changes)));
+    const lacking = (e: ParsedEntry) =>
+      e.changes.some((change) => change.kind === 'completed' && !opened.has(change.webhook_id));
+    const alone = changes.filter(lacking);
+    const together = changes.filter((e) => !lacking(e));
+    if (alone.length > 0 && together.length > 0) {
+      try {
+        const finished = await this.store.writeBatch(together.flatMap((e) => e.changes));
+        const rest = await this.writeOneByOne(alone);
+        return { ...rest, finished: [...finished, ...rest.finished] };
+      } catch (error) {
+        if (isStoreUnavailable(error)) throw error;
+      }
+    }
+    return this.writeOneByOne(changes);
   }
 
   /**
    * Each entry's changes on their own; returns the entries the store refused alone, those that
    * wait for their webhook's own change (left pending), and the webhooks the others finished.
    */
-  private async writeOneByOne(
-    changes: ParsedEntry[],
-  ): Promise<{ refused: RefusedChange[]; waiting: string[]; finished: string[] }> {
-    const refused: RefusedChange[] = [];
-    const waiting: string[] = [];
-    const finished: string[] = [];
-    for (const { partition, entry, changes: parsed } of changes) {
+  private async writeOneByOne(changes: ParsedEntry[]): Promise<Written> {
+    const written: Written = { refused: [], waiting: [], finished: [] };
+    for (const parsed of changes) {
+      const { partition, entry } = parsed;
       try {
-        finished.push(...(await this.store.writeBatch(parsed)));
+        written.finished.push(...(await this.store.writeBatch(parsed.changes)));
       } catch (error) {
         // The store went away meanwhile: the whole batch waits (what was written is written
         // again later, which changes nothing).
         if (isStoreUnavailable(error)) throw error;
-        if (isWebhookNotStoredYet(error) && this.mayWait(entry[0], parsed)) {
+        const webhooks = parsed.changes.map(webhookOfChange).filter(Boolean);
+        if (isWebhookNotStoredYet(error) && this.waits.mayWait(entryKey(parsed), webhooks)) {
           this.log.info(
             { change_id: entry[0], partition },
             "record change waits for its webhook's own change",
           );
-          waiting.push(entry[0]);
+          written.waiting.push(entryKey(parsed));
           continue;
         }
-        refused.push({ id: entry[0], fields: entry[1] ?? [], error, partition });
-        this.remember(parsed);
+        written.refused.push({ id: entry[0], fields: entry[1] ?? [], error, partition });
+        this.waits.setAsideOf(webhooks);
       }
     }
-    return { refused, waiting, finished };
-  }
-
-  /**
-   * Whether a change the store refused for want of its webhook may wait for the webhook's own
-   * change: not past `webhookWaitMs`, nor when this recorder set a change of that webhook aside.
-   */
-  private mayWait(id: string, changes: RecordChange[]): boolean {
-    const age = Date.now() - Date.parse(streamIdTime(id));
-    if (age >= (this.settings.webhookWaitMs ?? WEBHOOK_WAIT_MS)) return false;
-    return !changes.some((change) => this.setAsideWebhooks.has(webhookOfChange(change)));
-  }
-
-  /** The webhooks of changes set aside, the last thousand. */
-  private remember(changes: RecordChange[]): void {
-    for (const change of changes) {
-      this.setAsideWebhooks.add(webhookOfChange(change));
-      if (this.setAsideWebhooks.size > 1000) {
-        this.setAsideWebhooks.delete(this.setAsideWebhooks.values().next().value!);
-      }
-    }
+    return written;
   }
 
   /** Kept apart, with the store's reasons, before they are deleted from the stream. */
@@ -310,6 +315,22 @@ export class Recorder {
 interface ParsedEntry extends PartitionEntry {
   changes: RecordChange[];
 }
+
+/** What a batch came to: changes set aside, those left waiting (`entryKey`), webhooks finished. */
+interface Written {
+  refused: RefusedChange[];
+  waiting: string[];
+  finished: string[];
+}
+
+/** An entry's key among every partition's: ids are unique within one stream only. */
+const entryKey = ({ partition, entry }: PartitionEntry): string => `${partition}:${entry[0]}`;
+
+/** The webhooks whose row a change opens: a `webhook` or an `outcome` change's. */
+const openedWebhooks = (changes: readonly RecordChange[]): string[] =>
+  changes.flatMap((change) =>
+    change.kind === 'webhook' || change.kind === 'outcome' ? [webhookOfChange(change)] : [],
+  );
 
 /** The webhook a change is about ('' for an audit entry). */
 function webhookOfChange(change: RecordChange): string {

@@ -2,6 +2,7 @@
 // action's completion, which needs the webhook's row, read by one recorder while another holds
 // the webhook's own change (and dies; its changes are taken over once idle). The completion waits
 // for it, pending, and is written after it: never set aside, never lost.
+import { setTimeout } from 'node:timers/promises';
 import { expect, test } from 'vitest';
 import { RECORDER_GROUP, RejectedChanges } from '@pw/records';
 import { recordStreamKey } from '@pw/shared/records';
@@ -9,41 +10,49 @@ import { drained, job, recorderHarness, schemaStore, startRecorder } from './har
 
 const harness = recorderHarness();
 
-test("an action's completion read before its webhook's own change (held by a recorder that died) waits for it, and the store ends completed", async () => {
-  const { store } = await schemaStore(harness);
-  const stream = recordStreamKey(harness.prefix);
-  await harness.redis.xgroup('CREATE', stream, RECORDER_GROUP, '0', 'MKSTREAM');
+for (const backlog of [false, true]) {
+  const named = backlog ? ', even from a backlog older than the wait (the store was away)' : '';
+  test(`an action's completion read before its webhook's own change (held by a recorder that died) waits for it, and the store ends completed${named}`, async () => {
+    const { store } = await schemaStore(harness);
+    const stream = recordStreamKey(harness.prefix);
+    await harness.redis.xgroup('CREATE', stream, RECORDER_GROUP, '0', 'MKSTREAM');
 
-  // The ingress takes the webhook in; a recorder reads its change, then dies before writing it.
-  const accepted = job(['notify_customer']);
-  await harness.intake.add(accepted);
-  const taken = (await harness.redis.xreadgroup(
-    'GROUP',
-    RECORDER_GROUP,
-    'recorder-that-died',
-    'COUNT',
-    10,
-    'STREAMS',
-    stream,
-    '>',
-  )) as [string, [string, string[]][]][];
-  expect(taken[0]?.[1]).toHaveLength(1);
+    // The ingress takes the webhook in, and the worker completes its action.
+    const accepted = job(['notify_customer']);
+    await harness.intake.add(accepted);
+    const attempts = await harness.outcomes.started(accepted.webhook_id, 'notify_customer');
+    const timing = { started_at: accepted.received_at, status: 200, duration_ms: 1 };
+    await harness.outcomes.completed(accepted.webhook_id, 'notify_customer', timing, attempts);
+    // A backlog: both changes older than the live recorder's wait by the time it reads them.
+    const webhookWaitMs = 5000;
+    if (backlog) await setTimeout(webhookWaitMs + 200);
 
-  // The worker completes the action: a completion, which the live recorder reads first.
-  const attempts = await harness.outcomes.started(accepted.webhook_id, 'notify_customer');
-  const timing = { started_at: accepted.received_at, status: 200, duration_ms: 1 };
-  await harness.outcomes.completed(accepted.webhook_id, 'notify_customer', timing, attempts);
-  await startRecorder(harness, store, { consumer: 'live', claimIdleMs: 300 });
+    // A recorder reads the webhook's change, then dies before writing it.
+    const taken = (await harness.redis.xreadgroup(
+      'GROUP',
+      RECORDER_GROUP,
+      'recorder-that-died',
+      'COUNT',
+      1,
+      'STREAMS',
+      stream,
+      '>',
+    )) as [string, [string, string[]][]][];
+    expect(taken[0]?.[1]).toHaveLength(1);
 
-  await drained(harness);
-  const stored = await store.webhook(accepted.webhook_id);
-  expect(stored).toMatchObject({ state: 'completed', entity_id: accepted.entity_id });
-  expect(stored?.actions).toMatchObject([
-    { name: 'notify_customer', state: 'completed', attempts: 1 },
-  ]);
-  expect(stored?.actions[0]?.history).toHaveLength(1);
-  expect(await new RejectedChanges(harness.redis, harness.prefix).count()).toBe(0);
-});
+    // The live recorder reads the completion first; the dead one's change is taken over once idle.
+    await startRecorder(harness, store, { consumer: 'live', claimIdleMs: 1000, webhookWaitMs });
+
+    await drained(harness);
+    const stored = await store.webhook(accepted.webhook_id);
+    expect(stored).toMatchObject({ state: 'completed', entity_id: accepted.entity_id });
+    expect(stored?.actions).toMatchObject([
+      { name: 'notify_customer', state: 'completed', attempts: 1 },
+    ]);
+    expect(stored?.actions[0]?.history).toHaveLength(1);
+    expect(await new RejectedChanges(harness.redis, harness.prefix).count()).toBe(0);
+  });
+}
 
 test("a change whose webhook's own change never comes waits without reading it again and again, then is set aside", async () => {
   const { store } = await schemaStore(harness);
@@ -63,8 +72,12 @@ test("a change whose webhook's own change never comes waits without reading it a
   await harness.outcomes.completed(accepted.webhook_id, 'notify_customer', timing, 1, true);
 
   await startRecorder(harness, counting, { claimIdleMs: 200, webhookWaitMs: 2000 });
-  await drained(harness);
+  // Once the recorder has tried it, it waits, pending: not set aside.
   const rejected = new RejectedChanges(harness.redis, harness.prefix);
+  while (batches === 0) await setTimeout(20);
+  expect(await rejected.count()).toBe(0);
+  expect(await harness.redis.xlen(stream)).toBe(1);
+  await drained(harness);
   expect(await rejected.list({ limit: 10 })).toMatchObject({
     rejected: [{ kind: 'completed', webhook_id: accepted.webhook_id, error: { code: '23503' } }],
   });
