@@ -83,6 +83,7 @@ export async function startRecorder(
     consumer?: string;
     claimIdleMs?: number;
     webhookWaitMs?: number;
+    batchSize?: number;
   } = {},
 ): Promise<Recorder> {
   // The recorder's own connection (it blocks on reads), closed after it: the recorder leaves the
@@ -99,6 +100,7 @@ export async function startRecorder(
       blockMs: settings.blockMs ?? 50,
       ...(settings.claimIdleMs === undefined ? {} : { claimIdleMs: settings.claimIdleMs }),
       ...(settings.webhookWaitMs === undefined ? {} : { webhookWaitMs: settings.webhookWaitMs }),
+      ...(settings.batchSize === undefined ? {} : { batchSize: settings.batchSize }),
     },
     log,
     settings.metrics,

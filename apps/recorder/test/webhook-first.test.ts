@@ -85,3 +85,41 @@ test("a change whose webhook's own change never comes waits without reading it a
   // read a batch and the change alone: never read again at once.
   expect(batches).toBeLessThanOrEqual(2 * (2000 / 200 + 2));
 });
+
+test("changes left waiting, more than a batch of them, do not keep a dead recorder's later changes from being taken over", async () => {
+  const { store } = await schemaStore(harness);
+  const stream = recordStreamKey(harness.prefix);
+  await harness.redis.xgroup('CREATE', stream, RECORDER_GROUP, '0', 'MKSTREAM');
+  const timing = { started_at: new Date().toISOString(), status: 200, duration_ms: 1 };
+  // Three completions whose webhooks' own changes are gone: they wait, for long.
+  const lost = [job(['notify_customer']), job(['notify_customer']), job(['notify_customer'])];
+  for (const webhook of lost) await harness.intake.add(webhook);
+  await harness.redis.del(stream);
+  await harness.redis.xgroup('CREATE', stream, RECORDER_GROUP, '0', 'MKSTREAM');
+  for (const webhook of lost) {
+    await harness.outcomes.completed(webhook.webhook_id, 'notify_customer', timing, 1, true);
+  }
+  await startRecorder(harness, store, { consumer: 'live', claimIdleMs: 300, batchSize: 2 });
+  const live = async () =>
+    (await harness.redis.xpending(stream, RECORDER_GROUP)) as [number, ...unknown[]];
+  while ((await live())[0] < 3) await setTimeout(20);
+
+  // Then a webhook whose own change a recorder takes and dies with; its completion, later.
+  const accepted = job(['notify_customer']);
+  await harness.intake.add(accepted);
+  await harness.redis.xreadgroup(
+    'GROUP',
+    RECORDER_GROUP,
+    'died',
+    'COUNT',
+    1,
+    'STREAMS',
+    stream,
+    '>',
+  );
+  await harness.outcomes.completed(accepted.webhook_id, 'notify_customer', timing, 1, true);
+
+  // Taken over past the three idle ones before it, written, and its completion after it.
+  while ((await store.webhook(accepted.webhook_id))?.state !== 'completed') await setTimeout(50);
+  expect(await harness.redis.xlen(stream)).toBe(3);
+}, 30_000);

@@ -20,6 +20,9 @@ export interface RecordStreamOptions {
   blockMs: number;
 }
 
+/** Most XAUTOCLAIM calls one take-over makes of one stream (each up to `batchSize` changes). */
+const MAX_CLAIM_ROUNDS = 20;
+
 /** Fewest changes a read takes of one stream, however many partitions share `batchSize`. */
 const MIN_SHARE = 10;
 
@@ -145,18 +148,27 @@ export class RecordStreams {
   async claim(idleMs: number): Promise<boolean> {
     const claimed = await Promise.all(
       this.streams.map(async (stream) => {
-        const [, ids] = (await this.redis.xautoclaim(
-          stream.key,
-          RECORDER_GROUP,
-          this.options.consumer,
-          idleMs,
-          '0-0',
-          'COUNT',
-          this.options.batchSize,
-          'JUSTID',
-        )) as [string, string[]];
-        if (ids.length > 0) this.pendingRead(stream, true);
-        return ids.length > 0;
+        // Every idle one, a batch at a time from where the last left off: changes left waiting
+        // on purpose, however many, do not keep a dead recorder's later ones from being taken.
+        let taken = 0;
+        let from = '0-0';
+        for (let round = 0; round < MAX_CLAIM_ROUNDS; round++) {
+          const [next, ids] = (await this.redis.xautoclaim(
+            stream.key,
+            RECORDER_GROUP,
+            this.options.consumer,
+            idleMs,
+            from,
+            'COUNT',
+            this.options.batchSize,
+            'JUSTID',
+          )) as [string, string[]];
+          taken += ids.length;
+          if (next === '0-0') break;
+          from = next;
+        }
+        if (taken > 0) this.pendingRead(stream, true);
+        return taken > 0;
       }),
     );
     return claimed.some(Boolean);
