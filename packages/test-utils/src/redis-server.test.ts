@@ -1,5 +1,10 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PrivateRedis, portTaken } from './redis-server.js';
+import { claimAcrossProcesses, freePort, PrivateRedis, portTaken } from './redis-server.js';
 
 describe('PrivateRedis', () => {
   let redis: PrivateRedis | undefined;
@@ -28,5 +33,29 @@ describe('PrivateRedis', () => {
     );
     expect(error).toBeInstanceOf(Error);
     expect(portTaken(error)).toBe(true);
+  });
+});
+
+describe('freePort across processes', () => {
+  it('never hands out a port a live process claimed; a claim of a process that ended is taken over', async () => {
+    // Another process, alive: its claim holds.
+    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], {
+      stdio: 'ignore',
+    });
+    // A port freePort handed out is claimed by this process.
+    const port = await freePort();
+    const file = join(tmpdir(), 'pw-port-claims', String(port));
+    expect(await readFile(file, 'utf8')).toBe(String(process.pid));
+    try {
+      // Made the other process's: not claimable while it lives, then taken over.
+      await writeFile(file, String(other.pid));
+      expect(await claimAcrossProcesses(port)).toBe(false);
+      other.kill('SIGKILL');
+      await once(other, 'exit');
+      expect(await claimAcrossProcesses(port)).toBe(true);
+      expect(await readFile(file, 'utf8')).toBe(String(process.pid));
+    } finally {
+      other.kill('SIGKILL');
+    }
   });
 });

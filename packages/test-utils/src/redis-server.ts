@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,6 +45,42 @@ async function canListen(port: number): Promise<boolean> {
 const handedOut = new Set<number>();
 
 /**
+ * Where processes running tests at once (turbo runs three suites) claim the ports they hand out:
+ * a file per port holding the claiming process's pid. Two processes' `freePort` could otherwise
+ * return the same port in the seconds before either listens on it (seen: a test's PostgreSQL
+ * refused its port, EADDRINUSE, taken by another suite's server meanwhile).
+ */
+const PORT_CLAIMS = join(tmpdir(), 'pw-port-claims');
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/** Claims `port` for this process's life; false when a live process claimed it. */
+export async function claimAcrossProcesses(port: number): Promise<boolean> {
+  await mkdir(PORT_CLAIMS, { recursive: true });
+  const file = join(PORT_CLAIMS, String(port));
+  for (let tries = 0; tries < 2; tries += 1) {
+    try {
+      await writeFile(file, String(process.pid), { flag: 'wx' });
+      return true;
+    } catch {
+      const holder = Number(await readFile(file, 'utf8').catch(() => ''));
+      // Only a claim of a process that has ended is stale, and taken over; one not written yet
+      // (no pid) is another process's, this instant.
+      if (!(holder > 0) || alive(holder)) return false;
+      await rm(file, { force: true });
+    }
+  }
+  return false;
+}
+
+/**
  * A TCP port free now, for a process a test starts. It is picked at random below the range the
  * kernel takes outgoing connections' ports from: a port from that range, free when asked, can be
  * taken by any client socket before the process meant to listen on it has started (seen: the
@@ -58,7 +94,7 @@ export async function freePort(): Promise<number> {
     // A port handed out before is not checked again: a test asking for several ports before it
     // listens on any (a whole system's) would otherwise be given one twice now and then.
     if (handedOut.has(port)) continue;
-    if (await canListen(port)) {
+    if ((await canListen(port)) && (await claimAcrossProcesses(port))) {
       handedOut.add(port);
       return port;
     }
