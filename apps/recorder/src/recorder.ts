@@ -71,9 +71,10 @@ export const WEBHOOK_WAIT_MS = 600_000;
  * deletes its changes, so a change is in Redis or in the store, never neither. While the store is
  * away (`isStoreUnavailable`: no connection, out of disk, ...) the batch stays pending and is tried
  * again (backoff up to 5 s); writing it twice changes nothing. A batch the store refuses is written
- * again change by change, and a change it refuses alone is set aside on the shared prefix's
- * `<prefix>:records:rejected` (`RejectedChanges`), counted and logged, so one bad change never
- * stops the others. Also copies the ingress's per-minute counts (summed over the partitions) and
+ * again apart (`writeApart`): a change refused only because its webhook's row is not there yet
+ * stays pending, waiting for the webhook's own change (`WebhookWaits`); one it refuses alone is set
+ * aside on the shared prefix's `<prefix>:records:rejected` (`RejectedChanges`), counted and
+ * logged, so one bad change never stops the others. Also copies the ingress's per-minute counts (summed over the partitions) and
  * purges rows past `RECORD_RETENTION_DAYS`.
  */
 export class Recorder {
