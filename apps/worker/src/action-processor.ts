@@ -120,8 +120,9 @@ export async function processAction(
     called = true;
     return await callAction(job, run, deps, { ...begun, call, giveTurn }, token);
   } finally {
-    // Given with the completion's writes already when the call completed.
-    if (giveTurn) await giveTurn();
+    // Given with the completion's writes already when the call completed. Not awaited: it
+    // reaches Redis ahead of the job's move, on the same connection, and tells its own failure.
+    void giveTurn?.();
     // No call after all (waiting for a slot): the probe or in-flight lease is given back first,
     // so that a failure to free the slot cannot keep the probe.
     if (
@@ -367,11 +368,15 @@ async function callAction(
         .leave(run.circuit, job, 'succeeded', performance.now() - started.ms)
         .catch((error: unknown) => run.log.warn({ err: error }, 'circuit not told of the answer'));
     }
-    // The turn given in the same write as the completion (one round trip).
-    await Promise.all([
-      deps.outcomes.completed(webhookId, action, timing(outcome.status), attempts, countsAtEnd),
-      giveTurn?.(),
-    ]);
+    // The call's end, with the turn given back, sent and not awaited: on the worker's one
+    // connection it reaches Redis ahead of BullMQ's move of the job to completed, in the same
+    // write (docs/redis-cost.md). The call is made: a failure to record it is told, not retried.
+    void deps.outcomes
+      .completed(webhookId, action, timing(outcome.status), attempts, countsAtEnd)
+      .catch((error: unknown) =>
+        run.log.error({ err: error }, 'completion not recorded: the job completes without it'),
+      );
+    void giveTurn?.();
     deps.metrics.actions.inc({ action, outcome: 'completed' });
     // Asked first: the child logger itself (its bindings serialized and redacted) is the cost.
     if (deps.log.isLevelEnabled('info'))

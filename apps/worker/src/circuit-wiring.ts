@@ -9,7 +9,7 @@ import type { WorkerDeps } from './create-worker.js';
 /** What the circuits are made from: the worker's settings they read. */
 export type CircuitWiringDeps = Pick<
   WorkerDeps,
-  'connection' | 'storeConnection' | 'partitions' | 'targets' | 'circuit' | 'log' | 'metrics'
+  'connection' | 'partitions' | 'targets' | 'circuit' | 'log' | 'metrics'
 >;
 
 /** The circuits of one worker process. */
@@ -40,7 +40,7 @@ export function wireCircuits(
   queues: ActionQueues,
   leaseMs: number,
 ): CircuitWiring {
-  const stores = deps.storeConnection ?? deps.connection;
+  const stores = deps.connection;
   const { partitions } = deps;
   const store = new CircuitBreaker(stores, {
     queuePrefix: partitions.shared,

@@ -4,7 +4,7 @@ import { bullmqTelemetry } from '@pw/shared/runtime';
 import type { ActionsConfig } from '@pw/shared/actions';
 import type { OutcomeStore } from '@pw/shared/outcomes';
 import type { ActionJobData, Partitions } from '@pw/shared/queue';
-import type { Logger, RedisClient } from '@pw/shared/runtime';
+import type { Logger, RedisClient, RedisClientOptions } from '@pw/shared/runtime';
 import { ActionLimits } from './action-limits.js';
 import { processAction } from './action-processor.js';
 import type { ActionProcessorDeps } from './action-processor.js';
@@ -23,14 +23,13 @@ import type { SlotGate } from './slot-gate.js';
 import { recordStalledFailure } from './stalled-job-recorder.js';
 
 export interface WorkerDeps {
-  /** BullMQ's connection (it makes its own blocking one from it). */
-  connection: RedisClient;
   /**
-   * The connection of the worker's own stores (circuits, action starts, action limits), best made
-   * with `enableAutoPipelining`: the commands of the jobs running at once then share one write.
-   * @defaultValue `connection`
+   * The worker's one connection, made with `WORKER_REDIS_OPTIONS`: BullMQ's (it makes its own
+   * blocking one from it) and its stores' (records, circuits, turns, limits). A call's end is
+   * written on it ahead of BullMQ's move of the job, so Redis runs the two in that order
+   * (docs/redis-cost.md).
    */
-  storeConnection?: RedisClient;
+  connection: RedisClient;
   /** The queue partitions (`QUEUE_PARTITIONS`); `partitions.shared` prefixes the circuits and limits. */
   partitions: Partitions;
   /** The partitions to take jobs from (`WORKER_PARTITIONS`). @defaultValue every partition */
@@ -65,6 +64,16 @@ export interface RunningWorker {
   close(force?: boolean): Promise<void>;
 }
 
+/**
+ * The worker's connection: it retries forever rather than fail a command (BullMQ blocks on it),
+ * and auto-pipelines, so that what the jobs running at once send in the same tick, a call's end
+ * and BullMQ's move of its job among it, leaves in one write (docs/redis-cost.md).
+ */
+export const WORKER_REDIS_OPTIONS = {
+  maxRetriesPerRequest: null,
+  enableAutoPipelining: true,
+} as const satisfies RedisClientOptions;
+
 /** The options of each partition's `actions` worker. */
 function workerOptions(deps: WorkerDeps) {
   const lockDuration = deps.lockMs ?? 30_000;
@@ -94,7 +103,7 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
   const taken = deps.workerPartitions ?? partitions.all();
   if (taken.length === 0) throw new RangeError('a worker takes jobs from one partition at least');
   const queues = new ActionQueues(deps.connection, partitions);
-  const stores = deps.storeConnection ?? deps.connection;
+  const stores = deps.connection;
   // A slot, probe or in-flight lease of a worker that died is free again once its job could
   // have run its course.
   const leaseMs = options.lockDuration + 2 * deps.api.timeoutMs;
@@ -105,7 +114,8 @@ export function createWorker(deps: WorkerDeps): RunningWorker {
   const slots =
     taken.length > 1 ? sharedSlots(options.concurrency, taken.length, workers) : undefined;
   for (const index of taken) {
-    const outcomes = deps.outcomes[index];
+    // Records written on BullMQ's connection: a call's end reaches Redis before its job's move.
+    const outcomes = deps.outcomes[index]?.via(deps.connection);
     if (!outcomes) throw new RangeError(`no outcome store for partition ${index}`);
     const prefix = partitions.prefix(index);
     const turns = new EntityTurns(stores, prefix, leaseMs, (id) => queues.ofJob(id), log);

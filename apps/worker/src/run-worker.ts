@@ -5,10 +5,10 @@ import { collectDefaultMetrics } from 'prom-client';
 import { TokenManager } from '@pw/shared/auth';
 import { OutcomeStore } from '@pw/shared/outcomes';
 import { PartitionCountGuard } from '@pw/shared/queue';
-import { createHealthServer, createRedis, duplicateRedis } from '@pw/shared/runtime';
+import { createHealthServer, createRedis } from '@pw/shared/runtime';
 import type { Logger, OnFatal, RunningProcess } from '@pw/shared/runtime';
 import type { WorkerConfig } from './config.js';
-import { createWorker } from './create-worker.js';
+import { WORKER_REDIS_OPTIONS, createWorker } from './create-worker.js';
 import { WorkerMetrics } from './metrics.js';
 import { PartnerApi } from './partner-api.js';
 
@@ -21,7 +21,7 @@ export async function runWorker(
   const metrics = new WorkerMetrics();
   collectDefaultMetrics({ register: metrics.registry });
 
-  const { connection, stores } = connect(config, log);
+  const connection = connect(config, log);
 
   // Healthy from the start, as before partitions: the claim below waits for Redis, however long.
   // Ready (`/readyz`) once it takes jobs.
@@ -34,19 +34,20 @@ export async function runWorker(
 
   // Work stored under another partition count, now or later (another process stored its count),
   // stops this process, in one line.
-  const guard = new PartitionCountGuard(stores, config.partitions, (error) => fatal(error.message));
+  const guard = new PartitionCountGuard(connection, config.partitions, (error) =>
+    fatal(error.message),
+  );
   await guard.ready();
 
   const api = partnerApi(config, log, metrics);
   const worker = createWorker({
     connection,
-    storeConnection: stores,
     partitions: config.partitions,
     workerPartitions: config.workerPartitions,
     // One store per partition: a webhook's record lives in its partition.
     outcomes: config.partitions.prefixes.map(
       (queuePrefix) =>
-        new OutcomeStore(stores, { queuePrefix, recordTtlSeconds: config.RECORD_TTL_SECONDS }),
+        new OutcomeStore(connection, { queuePrefix, recordTtlSeconds: config.RECORD_TTL_SECONDS }),
     ),
     api,
     targets: config.targets,
@@ -70,31 +71,23 @@ export async function runWorker(
       stopWorker(signal, { config, log, worker, api }, () => {
         health.close();
         guard.close();
-        stores.disconnect();
         connection.disconnect();
       }),
   };
 }
 
-/** The worker's two Redis connections: BullMQ's, and the stores'. */
+/**
+ * The worker's Redis connection: BullMQ's and its stores', one connection so that a call's end
+ * reaches Redis ahead of its job's move, auto-pipelined so that the two leave in one write
+ * (docs/redis-cost.md).
+ */
 function connect(config: Readonly<WorkerConfig>, log: Logger) {
-  // BullMQ workers block on Redis, so their connection must retry forever rather than fail commands.
   const connection = createRedis(config.REDIS_URL, config.REDIS_CLUSTER, {
-    maxRetriesPerRequest: null,
+    ...WORKER_REDIS_OPTIONS,
     connectionName: 'pw-worker',
   });
   connection.on('error', (error) => log.warn({ err: error }, 'Redis connection error'));
-  // The outcome records, circuits, event order and limits on a connection of their own that
-  // auto-pipelines: what the jobs running at once send in the same tick leaves in one write (about
-  // 5 % less CPU per action in the bench's alternating drains, docs/performance.md). BullMQ keeps
-  // its own connection: auto-pipelining is not something BullMQ is tested with.
-  const stores = duplicateRedis(connection, {
-    enableAutoPipelining: true,
-    connectionName: 'pw-worker-stores',
-  });
-  stores.on('error', (error) => log.warn({ err: error }, 'Redis connection error'));
-
-  return { connection, stores };
+  return connection;
 }
 
 function logRunning(config: Readonly<WorkerConfig>, log: Logger): void {

@@ -11,10 +11,10 @@ import type { WorkerHarness } from './harness.js';
 // What a waiter (`send --wait`, the console's live view) reads when the worker announces a change:
 // it reads the webhook's record at once, as they do, and must find there the state announced. An
 // announcement made before the state it announces leaves the waiter with an older state and no
-// announcement to wake it again. The worker's BullMQ connection goes through a slow line (its
-// jobs finish 100 ms after it sends their end), so the waiter reads between the worker's
-// announcement and the job's finish: where a record that counted on BullMQ's finished job to tell
-// of a completion said `waiting`.
+// announcement to wake it again. The worker's connection goes through a slow line (what it sends
+// reaches Redis 100 ms later), and the waiter reads straight away: it reads between the worker's
+// announcement and the job's finish, where a record that counted on BullMQ's finished job to
+// tell of a completion said `waiting`.
 
 let h: WorkerHarness;
 let slowLine: TcpProxy;

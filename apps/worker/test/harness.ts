@@ -7,13 +7,13 @@ import { createLogger, createRedis, duplicateRedis } from '@pw/shared/runtime';
 import type { ActionsConfig } from '@pw/shared/actions';
 import type { IntakeResult } from '@pw/shared/intake';
 import type { WebhookOutcome } from '@pw/shared/outcomes';
-import type { RedisClient } from '@pw/shared/runtime';
+import type { Logger, RedisClient } from '@pw/shared/runtime';
 import type { BackoffPolicy, AcceptedWebhook } from '@pw/shared/queue';
 import { startSandbox } from '@pw/sandbox';
 import { deleteKeys, startIntake, testRedisUrl, uniquePrefix } from '@pw/test-utils';
 import type { PartnerTarget } from '../src/config.js';
 import { marketTable } from '../src/market-table.js';
-import { createWorker } from '../src/create-worker.js';
+import { WORKER_REDIS_OPTIONS, createWorker } from '../src/create-worker.js';
 import type { RunningWorker } from '../src/create-worker.js';
 import { WorkerMetrics } from '../src/metrics.js';
 import { PartnerApi } from '../src/partner-api.js';
@@ -71,12 +71,14 @@ export interface WorkerHarnessOptions {
   /** The Redis to run on. @defaultValue the tests' shared one */
   redisUrl?: string;
   /**
-   * The worker's BullMQ connection's way to that Redis (a slow proxy, say), when not `redisUrl`:
-   * the outcome records are written through a connection of their own.
+   * The worker's connection's way to that Redis (a slow proxy, say), when not `redisUrl`; the
+   * test's own reads and the intake go straight to `redisUrl`.
    */
   queueRedisUrl?: string;
   /** `redisUrl` names a Redis Cluster (`REDIS_CLUSTER`): the queue prefix is then a hash tag. */
   cluster?: boolean;
+  /** The worker's logger. @defaultValue a silent one */
+  log?: Logger;
   /** The partner-API client, made with the harness's tokens. @defaultValue a `PartnerApi` */
   api?: (tokens: TokenManager) => PartnerApi;
 }
@@ -137,9 +139,7 @@ export async function startWorkerHarness(
   const cluster = options.cluster ?? false;
   const prefix = cluster ? `{${uniquePrefix()}}` : uniquePrefix();
   const redisUrl = options.redisUrl ?? testRedisUrl();
-  const connection = createRedis(options.queueRedisUrl ?? redisUrl, cluster, {
-    maxRetriesPerRequest: null,
-  });
+  const connection = createRedis(options.queueRedisUrl ?? redisUrl, cluster, WORKER_REDIS_OPTIONS);
   const client = createRedis(redisUrl, cluster, { maxRetriesPerRequest: 1 });
   const subscriber = duplicateRedis(client);
   const metrics = new WorkerMetrics();
@@ -167,7 +167,7 @@ export async function startWorkerHarness(
     api,
     targets: { fallback, byMarket: marketTable(options.byMarket ?? {}) },
     actionsConfig,
-    log: createLogger({ name: 'worker-test', level: 'silent' }),
+    log: options.log ?? createLogger({ name: 'worker-test', level: 'silent' }),
     metrics,
     concurrency: options.concurrency ?? 10,
     circuit: options.circuit,

@@ -2,7 +2,8 @@
 // or a virtual address would be) moves from the master to its promoted replica, and the old master
 // becomes a replica: connections made before still reach it, and every write there is refused
 // with READONLY. Each process reconnects on READONLY (docs/operations.md → Failover), so the
-// ingress accepts again and the worker runs what it accepts, within seconds.
+// ingress accepts again and the worker runs what it accepts, within seconds; a call in flight
+// across the failover is recorded completed once, its end sent again where the address leads.
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEV_WEBHOOK_SECRET } from '@pw/shared/config';
@@ -38,8 +39,8 @@ afterAll(async () => {
   await master?.destroy();
 });
 
-/** Posts a new signed quote event: the status and, when accepted, the webhook id. */
-async function post(): Promise<{ status: number; webhookId?: string }> {
+/** Posts a new signed quote event: the status and, when accepted, the webhook id and actions. */
+async function post(): Promise<{ status: number; webhookId?: string; actions?: string[] }> {
   const response = await fetch(`${system.url.ingress}/webhooks/quote-status`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -49,9 +50,26 @@ async function post(): Promise<{ status: number; webhookId?: string }> {
     signal: AbortSignal.timeout(10_000),
   });
   const body: unknown = await response.json();
-  return response.status === 200
-    ? { status: 200, webhookId: acknowledgementSchema.parse(body).webhook_id }
-    : { status: response.status };
+  if (response.status !== 200) return { status: response.status };
+  const ack = acknowledgementSchema.parse(body);
+  return { status: 200, webhookId: ack.webhook_id, actions: ack.actions_triggered };
+}
+
+/** The sandbox partner's holds (`/__sandbox/holds`): calls left in flight until released. */
+const holds = (method: string, body?: unknown) =>
+  fetch(`${system.url.api}/__sandbox/holds`, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+const holding = async () => ((await (await holds('GET')).json()) as { holding: number }).holding;
+
+/** The partner calls made for a webhook (their `Idempotency-Key` starts with its id). */
+async function callsFor(webhookId: string) {
+  const calls = (await (await fetch(`${system.url.api}/__sandbox/calls`)).json()) as {
+    headers: { 'idempotency-key'?: string };
+  }[];
+  return calls.filter((call) => call.headers['idempotency-key']?.startsWith(`${webhookId}:`));
 }
 
 /** Its outcome, once completed, as the dashboard reads it (its Redis is behind the address too). */
@@ -62,10 +80,15 @@ const finished = (webhookId: string) =>
   );
 
 describe('a failover behind the Redis address', { timeout: 90_000 }, () => {
-  it('the ingress accepts again and the worker runs what it accepts, within seconds', async () => {
+  it('the ingress accepts again, the worker runs what it accepts, and a call in flight is recorded as made', async () => {
     const before = await post();
     expect(before.status).toBe(200);
     await finished(before.webhookId!);
+    // Calls in flight across the failover: their ends meet READONLY on the old master.
+    expect((await holds('POST', { pathPattern: '.*' })).status).toBe(201);
+    const during = await post();
+    expect(during.status).toBe(200);
+    await expect.poll(holding, { timeout: 10_000 }).toBe(during.actions!.length);
 
     // The replica has every write, is promoted, and the old master follows it; the address moves.
     const old = master.client();
@@ -77,6 +100,20 @@ describe('a failover behind the Redis address', { timeout: 90_000 }, () => {
     // A write on the old master, through a connection made before, is refused now.
     await expect(old.set('pw-failover-probe', '1')).rejects.toThrow(/READONLY/);
     old.disconnect();
+
+    // The held calls answer. A job whose move to completed met READONLY is run again by BullMQ
+    // (the same Idempotency-Key): each action ends completed, its attempts the calls made for it.
+    expect((await holds('DELETE')).status).toBe(200);
+    const ended = await finished(during.webhookId!);
+    const calls = await callsFor(during.webhookId!);
+    expect(ended.actions.map((action) => [action.name, action.state, action.attempts])).toEqual(
+      during.actions!.map((name) => [
+        name,
+        'completed',
+        calls.filter((call) => call.headers['idempotency-key'] === `${during.webhookId}:${name}`)
+          .length,
+      ]),
+    );
 
     const deadline = Date.now() + 20_000;
     let after = await post();

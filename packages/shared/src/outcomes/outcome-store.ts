@@ -38,6 +38,11 @@ export class OutcomeStore {
     this.redis = withCommand<OutcomeChangeCommand>(redis, OUTCOME_CHANGE_COMMAND);
   }
 
+  /** The same records, written and read through `redis`. */
+  via(redis: RedisClient): OutcomeStore {
+    return new OutcomeStore(redis, this.settings);
+  }
+
   private key(webhookId: string): string {
     return outcomeKey(this.settings.queuePrefix, webhookId);
   }
@@ -141,7 +146,8 @@ export class OutcomeStore {
    * first. Plain commands, no script, sent in one write and run in this order: the action's
    * fields in the record first, then the minute's count, the record stream's entry of what
    * changed and the announcement, so that whatever reads the record after the announcement, or
-   * snapshots it after the entry, has the completion.
+   * snapshots it after the entry, has the completion. Commands Redis refuses (READONLY after a
+   * failover: none of them ran) are sent again, in the same order, `COMPLETED_TRIES` times in all.
    */
   async completed(
     webhookId: string,
@@ -164,26 +170,24 @@ export class OutcomeStore {
     const key = this.key(webhookId);
     const counts = keys.actionCounts(prefix, countMinuteNow());
     const fields = [`${action}:state`, 'completed', `${action}:completed_at`, call.finished_at];
-    await Promise.all([
-      this.redis.hset(key, ...fields),
-      // An error or a hold comes only after a call, which the first call is not.
-      ...(attempt > 1 ? [this.redis.hdel(key, `${action}:last_error`, `${action}:held`)] : []),
-      ...(countCall ? [this.redis.hincrby(key, `${action}:attempts`, 1)] : []),
-      // A record in flight has its time (a dead letter's); one gone meanwhile is not kept for
-      // ever as these fields.
-      this.redis.expire(key, deadLetterSeconds(recordTtlSeconds), 'NX'),
-      this.redis.hincrby(counts, 'completed', 1),
-      this.redis.expire(counts, ACTION_COUNTS_KEEP_SECONDS, 'NX'),
-      this.redis.xadd(
-        recordStreamKey(prefix),
-        '*',
-        'k',
-        COMPLETED_KIND,
-        'd',
-        JSON.stringify(entry),
-      ),
-      this.redis.publish(this.channel, webhookId),
-    ]);
+    const redis = this.redis;
+    await sendAgainRefused(
+      [
+        () => redis.hset(key, ...fields),
+        // An error or a hold comes only after a call, which the first call is not.
+        ...(attempt > 1 ? [() => redis.hdel(key, `${action}:last_error`, `${action}:held`)] : []),
+        ...(countCall ? [() => redis.hincrby(key, `${action}:attempts`, 1)] : []),
+        // A record in flight has its time (a dead letter's); one gone meanwhile is not kept for
+        // ever as these fields.
+        () => redis.expire(key, deadLetterSeconds(recordTtlSeconds), 'NX'),
+        () => redis.hincrby(counts, 'completed', 1),
+        () => redis.expire(counts, ACTION_COUNTS_KEEP_SECONDS, 'NX'),
+        () =>
+          redis.xadd(recordStreamKey(prefix), '*', 'k', COMPLETED_KIND, 'd', JSON.stringify(entry)),
+        () => redis.publish(this.channel, webhookId),
+      ],
+      COMPLETED_TRIES,
+    );
   }
 
   /** The action made no call (`reason`): finished, with nothing left to do. */
@@ -261,5 +265,27 @@ export class OutcomeStore {
     options: { timeoutMs: number },
   ): Promise<WebhookOutcome> {
     return waitForOutcome(this, webhookId, subscriber, condition, options);
+  }
+}
+
+/** How often the commands of a call's end are sent before a refusal is given up on. */
+const COMPLETED_TRIES = 3;
+
+/**
+ * Sends `commands` (each sends one command) in order and awaits them; those Redis refused are
+ * sent again at once, in order (a connection that met READONLY holds them while it reconnects),
+ * `tries` times in all; then the first refusal is thrown.
+ */
+async function sendAgainRefused(
+  commands: readonly (() => Promise<unknown>)[],
+  tries: number,
+): Promise<void> {
+  let left = commands;
+  for (let tried = 1; ; tried++) {
+    const results = await Promise.allSettled(left.map((send) => send()));
+    const refused = results.flatMap((result) => (result.status === 'rejected' ? [result] : []));
+    if (refused.length === 0) return;
+    if (tried >= tries) throw refused[0]!.reason;
+    left = left.filter((_, i) => results[i]!.status === 'rejected');
   }
 }
