@@ -370,7 +370,8 @@ async function callAction(
     }
     // The call's end, with the turn given back, sent and not awaited: on the worker's one
     // connection it reaches Redis ahead of BullMQ's move of the job to completed, in the same
-    // write (docs/redis-cost.md). The call is made: a failure to record it is told, not retried.
+    // write (docs/redis-cost.md). What Redis refuses is sent again (`completed`); a refusal that
+    // lasts is told, and the job completes anyway: the call is made, not to be made again.
     void deps.outcomes
       .completed(webhookId, action, timing(outcome.status), attempts, countsAtEnd)
       .catch((error: unknown) =>
