@@ -75,7 +75,7 @@ async function slowlogPass(stage: Stage, databaseUrl: string, namer: ScriptNamer
       };
     });
     const per = (calls: Map<string, CommandFigure>) =>
-      perAction({ commands: calls, cpuMs: 0, units: 0 }, cost.actions).commands;
+      perAction({ commands: calls, cpuMs: 0, reads: 0, units: 0 }, cost.actions).commands;
     const parts = [...SYSTEM_PARTS, ...RAW_PARTS];
     return {
       topLevel: Object.fromEntries(parts.map((p) => [p, per(logged[p]!.topLevel)])) as Calls,

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { redisPerTest } from '@pw/test-utils';
+import { PrivateRedis, redisPerTest } from '@pw/test-utils';
 import {
   commandsBetween,
   parseCommandStats,
   parseCpuMs,
+  parseReads,
   withoutOwnCalls,
 } from './command-stats.js';
 
@@ -62,5 +63,28 @@ describe("a real Redis's figures", () => {
     const first = parseCpuMs(await redis.info('cpu'));
     expect(first).toBeGreaterThan(0);
     expect(parseCpuMs(await redis.info('cpu'))).toBeGreaterThanOrEqual(first);
+  });
+});
+
+describe("a private Redis's reads", () => {
+  it('count one read per request sent alone, and one for many sent in one write', async () => {
+    const server = await PrivateRedis.start();
+    const redis = server.client();
+    try {
+      const reads = async () => parseReads(await redis.info('stats'));
+      const before = await reads();
+      for (let i = 0; i < 20; i++) await redis.set(`k${i}`, 'v');
+      const alone = (await reads()) - before;
+      const pipeline = redis.pipeline();
+      for (let i = 0; i < 20; i++) pipeline.set(`k${i}`, 'v');
+      await pipeline.exec();
+      const together = (await reads()) - before - alone;
+      // Each count includes the INFO that read it.
+      expect(alone).toBe(21);
+      expect(together).toBe(2);
+    } finally {
+      redis.disconnect();
+      await server.destroy();
+    }
   });
 });

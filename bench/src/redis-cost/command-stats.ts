@@ -33,6 +33,14 @@ export function parseCpuMs(info: string): number {
   return 1000 * (seconds('used_cpu_user') + seconds('used_cpu_sys'));
 }
 
+/**
+ * `total_reads_processed` of an `INFO stats` reply: the reads Redis made of its clients' sockets,
+ * one per wake-up that found requests (several requests sent in one write arrive in one read).
+ */
+export function parseReads(info: string): number {
+  return Number(/^total_reads_processed:(\d+)/m.exec(info)?.[1] ?? 0);
+}
+
 /** What ran between two readings: each command's calls and µs that were added, zeros left out. */
 export function commandsBetween(
   before: ReadonlyMap<string, CommandFigure>,

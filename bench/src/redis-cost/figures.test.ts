@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { redisFiguresOf } from './figures.js';
 import type { Part, PartCost } from './figures.js';
 
-const cost = (cpuUs: number): PartCost => ({ cpu_us: cpuUs, commands: {} });
+const cost = (cpuUs: number): PartCost => ({ cpu_us: cpuUs, reads: 1, commands: {} });
 
 describe("the bench's Redis figures of a round", () => {
   it('add up the parts of each path, compare them, and spread the bytes left over the webhooks', () => {

@@ -19,6 +19,8 @@ export interface RoundCost {
 /** One part's work per action, µs and calls. */
 export interface PartCost {
   cpu_us: number;
+  /** Reads of clients' sockets: Redis's wake-ups for requests, the cost of a round trip. */
+  reads: number;
   /** The sum of the top-level commands' time (a script's own commands are inside its EVALSHA). */
   commands: Record<string, { calls: number; us: number }>;
 }
@@ -33,7 +35,7 @@ export function perAction(window: Window, actions: number): PartCost {
   for (const [name, { calls, usec }] of sorted) {
     commands[name] = { calls: per(calls), us: per(usec) };
   }
-  return { cpu_us: per(window.cpuMs * 1000), commands };
+  return { cpu_us: per(window.cpuMs * 1000), reads: per(window.reads), commands };
 }
 
 /** Each figure's median over the rounds; a command a round did not see counts 0 there. */
@@ -45,7 +47,11 @@ export function medianCost(costs: readonly PartCost[]): PartCost {
     commands[name] = { calls: of('calls'), us: of('us') };
   }
   const sorted = Object.entries(commands).sort(([, a], [, b]) => b.us - a.us);
-  return { cpu_us: median(costs.map((cost) => cost.cpu_us)), commands: Object.fromEntries(sorted) };
+  return {
+    cpu_us: median(costs.map((cost) => cost.cpu_us)),
+    reads: median(costs.map((cost) => cost.reads)),
+    commands: Object.fromEntries(sorted),
+  };
 }
 
 /** Several parts as one: their calls and times added. */
@@ -60,6 +66,7 @@ export function sumCosts(costs: readonly PartCost[]): PartCost {
   const sorted = Object.entries(commands).sort(([, a], [, b]) => b.us - a.us);
   return {
     cpu_us: round2(costs.reduce((sum, cost) => sum + cost.cpu_us, 0)),
+    reads: round2(costs.reduce((sum, cost) => sum + cost.reads, 0)),
     commands: Object.fromEntries(sorted),
   };
 }

@@ -1,13 +1,16 @@
 // One measured window of Redis work: `CONFIG RESETSTAT` and Redis's CPU time at its start,
-// `INFO commandstats` and the CPU time at its end, less the calls the measurer made itself.
+// `INFO commandstats`, the reads of clients' sockets and the CPU time at its end, less the calls
+// the measurer made itself.
 import type { Redis } from 'ioredis';
-import { parseCommandStats, parseCpuMs, withoutOwnCalls } from './command-stats.js';
+import { parseCommandStats, parseCpuMs, parseReads, withoutOwnCalls } from './command-stats.js';
 import type { CommandFigure } from './command-stats.js';
 
 /** What Redis did in one window, for `units` webhooks or actions. */
 export interface Window {
   commands: Map<string, CommandFigure>;
   cpuMs: number;
+  /** Reads of clients' sockets (`total_reads_processed`), less one per call of the measurer's. */
+  reads: number;
   units: number;
 }
 
@@ -43,10 +46,13 @@ export class RedisMeter {
 
   /** Ends the window: what Redis did in it, over `units`. */
   async end(units: number): Promise<Window> {
-    const info = (await this.redis.call('INFO', 'commandstats', 'cpu')) as string;
+    const info = (await this.redis.call('INFO', 'commandstats', 'cpu', 'stats')) as string;
+    let own = 0;
+    for (const calls of this.own.values()) own += calls;
     return {
       commands: withoutOwnCalls(parseCommandStats(info), this.own),
       cpuMs: parseCpuMs(info) - this.cpuAtStart,
+      reads: Math.max(0, parseReads(info) - own),
       units,
     };
   }

@@ -48,20 +48,27 @@ const n = (value: number | undefined) => (value ? String(value) : '');
 
 function cpuTable(r: RedisCostResults): string {
   const perWebhook = (us: number) => String(Math.round(us * r.actions_per_webhook * 100) / 100);
-  const row = (label: string, us: number, range: [number, number]) => [
+  const row = (label: string, cost: PartCost, range: [number, number]) => [
     label,
-    String(us),
+    String(cost.cpu_us),
     `${range[0]}–${range[1]}`,
-    perWebhook(us),
+    perWebhook(cost.cpu_us),
+    String(cost.reads),
   ];
   return table(
-    ['part', 'Redis CPU µs per action (median)', 'range over rounds', 'per webhook'],
     [
-      ...SYSTEM_PARTS.map((p) => row(LABELS[p], r.parts[p].cpu_us, r.cpu_us_ranges[p])),
-      row('**system, in all**', r.system.cpu_us, r.cpu_us_ranges.system),
-      ...RAW_PARTS.map((p) => row(LABELS[p], r.parts[p].cpu_us, r.cpu_us_ranges[p])),
-      row('**raw BullMQ, in all**', r.raw.cpu_us, r.cpu_us_ranges.raw),
-      ['**system / raw**', String(r.redis_cpu_per_action_vs_raw), '', ''],
+      'part',
+      'Redis CPU µs per action (median)',
+      'range over rounds',
+      'per webhook',
+      'reads per action',
+    ],
+    [
+      ...SYSTEM_PARTS.map((p) => row(LABELS[p], r.parts[p], r.cpu_us_ranges[p])),
+      row('**system, in all**', r.system, r.cpu_us_ranges.system),
+      ...RAW_PARTS.map((p) => row(LABELS[p], r.parts[p], r.cpu_us_ranges[p])),
+      row('**raw BullMQ, in all**', r.raw, r.cpu_us_ranges.raw),
+      ['**system / raw**', String(r.redis_cpu_per_action_vs_raw), '', '', ''],
     ],
   );
 }
