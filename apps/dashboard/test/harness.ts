@@ -1,4 +1,3 @@
-import { Writable } from 'node:stream';
 import type { Queue } from 'bullmq';
 import { UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -14,8 +13,14 @@ import { actionJobId, ActionQueues, Partitions, QUEUE_NAMES } from '@pw/shared/q
 import type { ActionJobData, AcceptedWebhook } from '@pw/shared/queue';
 import { AuditLog } from '@pw/shared/records';
 import { DEFAULT_RULES, RulesStore } from '@pw/shared/rules';
-import { createLogger } from '@pw/shared/runtime';
-import { deleteKeys, RedisMonitor, startIntake, testRedisUrl, uniquePrefix } from '@pw/test-utils';
+import {
+  capturedLog,
+  deleteKeys,
+  RedisMonitor,
+  startIntake,
+  testRedisUrl,
+  uniquePrefix,
+} from '@pw/test-utils';
 import type { TestIntake } from '@pw/test-utils';
 import { createDashboard } from '../src/app.js';
 import type { RecordReader } from '../src/records-api.js';
@@ -86,20 +91,6 @@ export function webhookOf(
 
 const withOwnOrigin = (test: request.Test) => test.set('Host', HOST).set('Origin', OWN_ORIGIN);
 
-/** A logger whose every line is kept, parsed. */
-function capturedLog() {
-  const logs: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
-        logs.push(JSON.parse(line) as Record<string, unknown>);
-      }
-      done();
-    },
-  });
-  return { log: createLogger({ name: 'dashboard-test', level: 'info', destination }), logs };
-}
-
 export interface DashboardOptions {
   publicUrl?: string;
   records?: RecordReader;
@@ -133,7 +124,7 @@ export function startDashboard(options: DashboardOptions = {}): DashboardHarness
   });
   const outcomes = outcomesByPartition[0]!;
   const circuits = new CircuitBoard(redis, { queuePrefix: prefix });
-  const { log, logs } = capturedLog();
+  const { log, logs } = capturedLog('dashboard-test');
   const rules = new RulesStore(redis, { queuePrefix: prefix, seed: DEFAULT_RULES });
   const app = createDashboard({
     queues: queues.all,

@@ -1,11 +1,9 @@
-import { Writable } from 'node:stream';
 import { QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { countMinute } from '@pw/shared/outcomes';
 import { QUEUE_NAMES, keys } from '@pw/shared/queue';
-import { createLogger } from '@pw/shared/runtime';
 import type { WebhookOutcome } from '@pw/shared/outcomes';
-import { newTestRedis, testRedisUrl } from '@pw/test-utils';
+import { capturedLog, newTestRedis, testRedisUrl } from '@pw/test-utils';
 import { circuitTarget } from '../src/config.js';
 import { webhookJob } from './fixtures.js';
 import { startWorkerHarness } from './harness.js';
@@ -16,15 +14,7 @@ import type { WorkerHarness } from './harness.js';
 // BullMQ's move of the job to completed, so that the two leave in one write (docs/redis-cost.md).
 // What a reader relies on: once BullMQ says a job completed, its record says so too.
 
-const logs: Record<string, unknown>[] = [];
-const destination = new Writable({
-  write(chunk: Buffer, _encoding, done) {
-    for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
-      logs.push(JSON.parse(line) as Record<string, unknown>);
-    }
-    done();
-  },
-});
+const { log, logs } = capturedLog('worker-test', 'error');
 
 const KINDS = ['quote', 'contract', 'sales'] as const;
 
@@ -32,7 +22,7 @@ let h: WorkerHarness;
 beforeAll(async () => {
   h = await startWorkerHarness({
     concurrency: 20,
-    log: createLogger({ name: 'worker-test', level: 'error', destination }),
+    log,
   });
 });
 afterAll(() => h.close());

@@ -18,3 +18,4 @@ export * from './reaped-postgres.js';
 export * from './redis-monitor.js';
 export * from './redis-key-kinds.js';
 export * from './redis-memory.js';
+export * from './captured-log.js';
