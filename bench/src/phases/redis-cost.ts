@@ -17,7 +17,7 @@ const RECORD_TTL_SECONDS = 5;
 
 /** Each round's Redis figures. */
 export async function redisCostPhase(bench: BenchRun, sandbox: Sandbox): Promise<RedisFigures[]> {
-  const { quick, rounds, concurrency, connections } = bench.options;
+  const { quick, redisRounds: rounds, concurrency, connections } = bench.options;
   const webhooks = quick ? WEBHOOKS / 10 : WEBHOOKS;
   bench.log(`Redis's cost: ${rounds} rounds of ${webhooks} webhooks on a private Redis`);
   const port = await freePort();

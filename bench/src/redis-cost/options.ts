@@ -71,6 +71,7 @@ export function benchOptionsFor(options: RedisCostOptions, redisUrl: string): Be
     concurrency: options.concurrency,
     quick: false,
     rounds: options.rounds,
+    redisRounds: options.rounds,
     rate: options.intakeRate || undefined,
     out: options.out,
     redisUrl,
